@@ -1,0 +1,1 @@
+"""The command line: the composition root, thin over the packages below."""

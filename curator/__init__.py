@@ -1,0 +1,1 @@
+"""Deterministic and offline passes over the vault: duplicates, contradictions, decay (built later)."""

@@ -1,0 +1,1 @@
+"""hafiza: long-term memory for AI coding agents."""

@@ -1,0 +1,1 @@
+"""Transcript ingestion and inert skill drafts for recurring procedures (built later)."""

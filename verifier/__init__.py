@@ -1,0 +1,1 @@
+"""Claims a memory makes and the probes that check them (built later)."""
