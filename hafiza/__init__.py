@@ -1,1 +1,0 @@
-"""hafiza: long-term memory for AI coding agents."""

@@ -1,0 +1,1 @@
+"""The rebuildable index: analyzer, Whoosh schema, sync, ranking, embeddings."""

@@ -1,0 +1,1 @@
+"""The memory vault: file format, atomic writes, git store, locking, secret guard."""
