@@ -1,0 +1,62 @@
+"""Commands that set up and look after a vault: init, reindex, doctor, demo."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .app import cli, emit, open_vault, progress_factory
+
+
+@cli.command()
+@click.pass_context
+def init(ctx):
+    """Create a vault (a git repository with memories/) at the vault path. Safe to repeat."""
+    from hafiza.vault.store import Vault
+
+    vault = Vault.init(ctx.obj)
+    click.echo(f"vault ready at {vault.root}")
+
+
+@cli.command()
+@click.pass_context
+def reindex(ctx):
+    """Rebuild the index (and vectors) from the files, from scratch."""
+    from hafiza.indexer.refresh import rebuild_all
+
+    vault = open_vault(ctx)
+    report = rebuild_all(vault.root, progress=progress_factory())
+    click.echo(f"indexed {report.added} memories" + (f"; {len(report.errors)} file(s) skipped" if report.errors else ""))
+    for name, reason in sorted(report.errors.items()):
+        click.echo(f"  skipped memories/{name}: {reason}", err=True)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="JSON report.")
+@click.pass_context
+def doctor(ctx, as_json):
+    """Check the vault: index against files, unparsable files, lock state, git state."""
+    from hafiza.cli.checks import run_checks
+
+    checks = run_checks(open_vault(ctx))
+    if as_json:
+        emit([c.__dict__ for c in checks])
+    else:
+        for c in checks:
+            mark = {"ok": click.style("ok  ", fg="green"), "warn": click.style("warn", fg="yellow"),
+                    "fail": click.style("FAIL", fg="red")}[c.level]
+            click.echo(f"{mark}  {c.name}: {c.summary}")
+            for line in c.details:
+                click.echo(f"        {line}")
+    if any(c.level == "fail" for c in checks):
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("--keep", type=click.Path(file_okay=False), help="Build the demo vault here and keep it.")
+def demo(keep):
+    """Build a demo vault from bundled memories and show recall at work."""
+    from .demo import run_demo
+
+    run_demo(keep)

@@ -1,0 +1,62 @@
+"""What `hafiza doctor` checks. Each check returns a level, a one-line summary and details."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Check:
+    name: str
+    level: str  # ok | warn | fail
+    summary: str
+    details: list[str] = field(default_factory=list)
+
+
+def run_checks(vault) -> list[Check]:
+    return [check(vault) for check in (check_files, check_index, check_lock, check_git, check_usage)]
+
+
+def check_files(vault) -> Check:
+    memories, errors = vault.load_all()
+    if not errors:
+        return Check("files", "ok", f"{len(memories)} memories parse")
+    return Check("files", "fail", f"{len(errors)} file(s) do not parse (skipped; the rest work)",
+                 [e.message for e in errors])
+
+
+def check_index(vault) -> Check:
+    from hafiza.indexer.index import Index
+
+    index = Index(vault.root, notice=lambda _: None)
+    report = index.sync()
+    parsed = len(vault.load_all()[0])
+    count = index.doc_count()
+    note = " (rebuilt)" if report.rebuilt else ""
+    if count != parsed:
+        return Check("index", "fail", f"index holds {count} memories but {parsed} files parse{note}; "
+                     "run `hafiza reindex`")
+    return Check("index", "ok", f"{count} memories indexed, in step with the files{note}")
+
+
+def check_lock(vault) -> Check:
+    from hafiza.vault.lock import holder, is_held
+
+    if is_held(vault.lock_path):
+        return Check("lock", "warn", f"a writer holds the vault lock now (pid {holder(vault.lock_path)})")
+    return Check("lock", "ok", "no writer holds the lock")
+
+
+def check_git(vault) -> Check:
+    if vault.git.dirty():
+        return Check("git", "warn", "uncommitted hand edits; the next hafiza change records them first")
+    return Check("git", "ok", f"clean, {len(vault.git.log(None))} commits")
+
+
+def check_usage(vault) -> Check:
+    from hafiza.vault import usage
+
+    pending = usage.pending(vault.sidecar)
+    shown = sum(p.shown for p in pending.values())
+    used = sum(p.used for p in pending.values())
+    return Check("usage", "ok", f"{shown} impressions and {used} uses waiting to be folded")

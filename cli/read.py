@@ -1,0 +1,163 @@
+"""Commands that read: search, show, list, log, stats."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from .app import cli, emit, open_vault
+
+
+def _scope_options(f):
+    f = click.option("--project", help="Project whose memories join the global ones (default: the git repo of the cwd).")(f)
+    f = click.option("--all-scopes", is_flag=True, help="Search every scope.")(f)
+    return f
+
+
+@cli.command()
+@click.argument("query", required=False)
+@click.option("-n", "--limit", default=5, show_default=True, help="How many results.")
+@click.option("--mode", type=click.Choice(["keyword", "meaning", "hybrid"]), default=None,
+              help="Channels to use (default: hybrid when an embedder is available, else keyword).")
+@_scope_options
+@click.option("--include-inactive", is_flag=True, help="Also superseded and archived memories.")
+@click.option("--explain", is_flag=True, help="Show each score's parts.")
+@click.option("--json", "as_json", is_flag=True, help="JSON with id, title, type, score, status, path.")
+@click.option("--batch", type=click.File("r"), help='JSON lines {"id", "query"} in; one JSON line per query out.')
+@click.pass_context
+def search(ctx, query, limit, mode, project, all_scopes, include_inactive, explain, as_json, batch):
+    """Search the vault for QUERY."""
+    from hafiza.indexer.recall import open_recall
+    from hafiza.vault.paths import project_of
+
+    vault = open_vault(ctx)
+    recall, mode = open_recall(vault.root, mode)
+    options = dict(limit=limit, mode=mode, project=project or project_of(), all_scopes=all_scopes,
+                   include_inactive=include_inactive)
+    if batch is not None:
+        _batch(recall, batch, options, explain)
+        return
+    if not query:
+        raise click.UsageError("give a QUERY (or --batch FILE)")
+    hits = recall.search(query, **options)
+    if as_json:
+        emit([h.to_json(explain) for h in hits])
+        return
+    if not hits:
+        click.echo("no memories match")
+    for hit in hits:
+        label = "" if hit.status == "active" else f" [{hit.status}]"
+        click.echo(f"{hit.score:8.3f}  {click.style(hit.id, bold=True)}  ({hit.type}){label}  {hit.title}")
+        if explain:
+            click.echo("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))
+
+
+def _batch(recall, lines, options, explain) -> None:
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            query = item["query"]
+        except (ValueError, KeyError, TypeError):
+            click.echo(json.dumps({"line": n, "error": 'expected {"id", "query"}'}))
+            continue
+        hits = recall.search(query, sync=n == 1, **options)
+        click.echo(json.dumps({"id": item.get("id"), "results": [h.to_json(explain) for h in hits]},
+                              ensure_ascii=False))
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Frontmatter and body as JSON.")
+@click.pass_context
+def show(ctx, memory_id, as_json):
+    """Print one memory."""
+    from hafiza.vault import model
+
+    memory = open_vault(ctx).get(memory_id)
+    if as_json:
+        emit({**model.to_metadata(memory), "body": memory.body, "path": f"memories/{memory.path.name}"})
+    else:
+        click.echo(memory.path.read_text(encoding="utf-8"), nl=False)
+
+
+def _documents(vault):
+    from hafiza.indexer.index import Index
+
+    ix = Index(vault.root).open()
+    with ix.searcher() as searcher:
+        return sorted(searcher.all_stored_fields(), key=lambda d: d["id"])
+
+
+@cli.command("list")
+@click.option("--type", "type_", help="Only this type.")
+@click.option("--status", default="active", show_default=True, help="active, superseded, archived or all.")
+@click.option("--scope", help="Only this scope (global or project:<name>).")
+@click.option("--json", "as_json", is_flag=True, help="JSON list.")
+@click.pass_context
+def list_(ctx, type_, status, scope, as_json):
+    """List memories."""
+    docs = [d for d in _documents(open_vault(ctx))
+            if (not type_ or d["type"] == type_) and (status == "all" or d["status"] == status)
+            and (not scope or d["scope"] == scope)]
+    if as_json:
+        emit([{k: d.get(k) for k in ("id", "title", "type", "scope", "status", "created", "path")} for d in docs])
+        return
+    for d in docs:
+        label = "" if d["status"] == "active" else f" [{d['status']}]"
+        click.echo(f"{d['id']}  ({d['type']}, {d['scope']}){label}  {d['title']}")
+    if not docs:
+        click.echo("no memories", err=True)
+
+
+@cli.command()
+@click.option("-n", "--limit", default=20, show_default=True, help="How many commits.")
+@click.option("--all", "everything", is_flag=True, help="Include commits hafiza did not make.")
+@click.option("--json", "as_json", is_flag=True, help="JSON list.")
+@click.pass_context
+def log(ctx, limit, everything, as_json):
+    """The vault's history: what hafiza changed, when, by whom and why."""
+    commits = [c for c in open_vault(ctx).git.log(None if everything else limit * 5)
+               if everything or c.is_hafiza][:limit]
+    if as_json:
+        emit([{"sha": c.sha, "date": c.date, "subject": c.subject, "action": c.action,
+               "actor": c.trailers.get("Hafiza-Actor"), "reason": c.trailers.get("Hafiza-Reason")} for c in commits])
+        return
+    for c in commits:
+        actor = c.trailers.get("Hafiza-Actor", c.author)
+        click.echo(f"{c.sha[:10]}  {c.date[:16].replace('T', ' ')}  {actor:<12} {c.subject}")
+        if c.trailers.get("Hafiza-Reason"):
+            click.echo(f"{'':30}reason: {c.trailers['Hafiza-Reason']}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="JSON object.")
+@click.pass_context
+def stats(ctx, as_json):
+    """Counts by type, status and scope; pending usage; index size."""
+    from hafiza.vault import usage
+
+    vault = open_vault(ctx)
+    docs = _documents(vault)
+    pending = usage.pending(vault.sidecar)
+    index_dir = vault.sidecar / "index"
+    data = {
+        "memories": len(docs),
+        "by_type": dict(Counter(d["type"] for d in docs)),
+        "by_status": dict(Counter(d["status"] for d in docs)),
+        "by_scope": dict(Counter(d["scope"] for d in docs)),
+        "pending_usage": {"shown": sum(p.shown for p in pending.values()), "used": sum(p.used for p in pending.values())},
+        "index_bytes": sum(f.stat().st_size for f in index_dir.glob("*") if f.is_file()),
+    }
+    if as_json:
+        emit(data)
+        return
+    click.echo(f"memories: {data['memories']}")
+    for key in ("by_type", "by_status", "by_scope"):
+        click.echo(f"{key.replace('_', ' ')}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
+    click.echo(f"pending usage: {data['pending_usage']['shown']} shown, {data['pending_usage']['used']} used")
+    click.echo(f"index: {data['index_bytes'] / 1024:.0f} KiB")

@@ -1,0 +1,156 @@
+"""Commands that change the vault. Each change is one git commit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from hafiza.vault.errors import HafizaError
+
+from .app import cli, emit, open_vault, refresh
+
+
+def _text_arg(text: str | None) -> str:
+    if text in (None, "-"):
+        if sys.stdin.isatty():
+            raise HafizaError("give the memory text as an argument or on stdin")
+        return sys.stdin.read()
+    return text
+
+
+def _memory_json(memory) -> dict:
+    return {"id": memory.id, "title": memory.title, "type": memory.type, "scope": memory.scope,
+            "status": memory.status, "path": f"memories/{memory.path.name}" if memory.path else None}
+
+
+@cli.command()
+@click.argument("text", required=False)
+@click.option("--title", help="Title (default: the first line of the text).")
+@click.option("--type", "type_", default="knowledge", show_default=True,
+              type=click.Choice(["identity", "rule", "preference", "lesson", "knowledge", "fact"]))
+@click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
+@click.option("--alias", "aliases", multiple=True, help="Another phrase people use for this; repeatable.")
+@click.option("--scope", default="global", show_default=True, help="global or project:<name>.")
+@click.option("--id", "id_", help="Use this id instead of one derived from the title.")
+@click.option("--supersedes", multiple=True, help="Id of a memory this one replaces; repeatable.")
+@click.option("--reason", help="Why, recorded in the commit.")
+@click.option("--json", "as_json", is_flag=True, help="Print the new memory as JSON.")
+@click.pass_context
+def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, reason, as_json):
+    """Remember TEXT (or stdin) as a new memory, in one commit."""
+    vault = open_vault(ctx)
+    memory = vault.remember(_text_arg(text), title=title, type=type_, tags=tags, aliases=aliases,
+                            scope=scope, id=id_, supersedes=supersedes, reason=reason)
+    refresh(vault, quiet=True)
+    if as_json:
+        emit(_memory_json(memory))
+    else:
+        extra = f" (supersedes {', '.join(supersedes)})" if supersedes else ""
+        click.echo(f"remembered {memory.id}{extra}")
+
+
+@cli.command("import")
+@click.argument("source")
+@click.option("--skip-invalid", is_flag=True, help="Import the valid items and list the others, instead of refusing all.")
+@click.option("--json", "as_json", is_flag=True, help="Print the imported ids as JSON.")
+@click.pass_context
+def import_(ctx, source, skip_invalid, as_json):
+    """Import SOURCE: a JSONL file of {id?, title?, text, type?, tags?, scope?, created?}
+    or a folder of markdown files. One commit for the whole import."""
+    from hafiza.vault.importer import read_source
+
+    vault = open_vault(ctx)
+    items, problems = read_source(Path(source))
+    if problems and not skip_invalid:
+        raise HafizaError(f"{problems[0]} ({len(problems)} problem(s); nothing imported; --skip-invalid imports the rest)")
+    memories, skipped = vault.import_many(items, source=f"import:{Path(source).name}", skip_invalid=skip_invalid)
+    problems += skipped
+    refresh(vault)
+    if as_json:
+        emit({"imported": [m.id for m in memories], "skipped": problems})
+        return
+    click.echo(f"imported {len(memories)} memories from {source}")
+    for problem in problems:
+        click.echo(f"skipped: {problem}", err=True)
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.pass_context
+def edit(ctx, memory_id):
+    """Open a memory in $EDITOR; the result is validated and committed."""
+    vault = open_vault(ctx)
+    original = vault.get(memory_id).path.read_text(encoding="utf-8")
+    edited = click.edit(original, extension=".md", require_save=True)
+    if edited is None or edited == original:
+        click.echo("no changes")
+        return
+    try:
+        memory = vault.rewrite(memory_id, edited)
+    except HafizaError as exc:
+        draft = vault.sidecar / "drafts" / f"{memory_id}-{dt.datetime.now():%Y%m%d-%H%M%S}.md"
+        draft.parent.mkdir(parents=True, exist_ok=True)
+        draft.write_text(edited, encoding="utf-8")
+        raise HafizaError(f"{exc.message} (nothing changed; your edit is saved in {draft})") from None
+    refresh(vault, quiet=True)
+    click.echo(f"edited {memory.id}")
+
+
+@cli.command()
+@click.argument("old_id")
+@click.argument("new_id")
+@click.option("--reason", help="Why the old one no longer holds.")
+@click.pass_context
+def supersede(ctx, old_id, new_id, reason):
+    """Mark OLD_ID as replaced by NEW_ID (kept, but out of recall)."""
+    vault = open_vault(ctx)
+    vault.supersede(old_id, new_id, reason)
+    refresh(vault, quiet=True)
+    click.echo(f"{old_id} is superseded by {new_id}")
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--reason", help="Why it is no longer wanted.")
+@click.pass_context
+def forget(ctx, memory_id, reason):
+    """Archive a memory: it leaves recall; the file and its history stay."""
+    vault = open_vault(ctx)
+    vault.forget(memory_id, reason)
+    refresh(vault, quiet=True)
+    click.echo(f"archived {memory_id}")
+
+
+@cli.command()
+@click.argument("memory_ids", nargs=-1, required=True)
+@click.option("--session", help="Session id, for the usage log.")
+@click.pass_context
+def used(ctx, memory_ids, session):
+    """Record that memories were useful (the only upward usefulness signal)."""
+    open_vault(ctx).record_use(list(memory_ids), session)
+    click.echo(f"recorded use of {len(memory_ids)} memor{'y' if len(memory_ids) == 1 else 'ies'}")
+
+
+@cli.command()
+@click.pass_context
+def fold(ctx):
+    """Write pending usage counts from the log into the files, in one commit."""
+    vault = open_vault(ctx)
+    touched = vault.fold()
+    refresh(vault, quiet=True)
+    click.echo(f"folded usage of {touched} memories" if touched else "nothing to fold")
+
+
+@cli.command()
+@click.argument("commit", required=False)
+@click.pass_context
+def undo(ctx, commit):
+    """Revert one hafiza commit (the latest by default). Refuses commits hafiza did not make."""
+    vault = open_vault(ctx)
+    target, sha = vault.undo(commit)
+    refresh(vault, quiet=True)
+    click.echo(f"reverted {target[:10]} as {sha[:10]}")

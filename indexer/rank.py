@@ -1,0 +1,40 @@
+"""Ranking factors applied on top of a channel's relevance: decay, usefulness, type, fusion."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+STRENGTH_FLOOR = 0.2      # an old memory fades but stays findable when it is the only match
+USEFULNESS_MIN_SHOWN = 5  # a new memory has had no chance yet
+USEFULNESS_FLOOR = 0.5
+USED_RATE_FULL = 0.2      # used once in every five showings counts as fully useful
+TYPE_WEIGHT = {"lesson": 1.15}  # bad experiences rank higher (DESIGN.md, types table)
+RRF_K = 60
+# Only seen when asked for (--include-inactive); a stale memory must never outrank its successor.
+STATUS_WEIGHT = {"active": 1.0, "superseded": 0.25, "archived": 0.5}
+
+
+def strength(half_life: float | None, created: dt.date, last_used: dt.date | None, today: dt.date) -> float:
+    """0.5 ** (days since last use or creation / half-life), floored; None half-life never decays."""
+    if not half_life:
+        return 1.0
+    since = max(d for d in (created, last_used) if d is not None)
+    days = max(0, (today - since).days)
+    return max(STRENGTH_FLOOR, 0.5 ** (days / half_life))
+
+
+def usefulness(shown: int, used: int) -> float:
+    """Only ever pulls down, and only after enough impressions; a use is the only way back up."""
+    if shown < USEFULNESS_MIN_SHOWN:
+        return 1.0
+    rate = used / shown
+    return min(1.0, USEFULNESS_FLOOR + (1 - USEFULNESS_FLOOR) * rate / USED_RATE_FULL)
+
+
+def type_weight(kind: str) -> float:
+    return TYPE_WEIGHT.get(kind, 1.0)
+
+
+def rrf(rank: int | None, weight: float = 1.0, k: int = RRF_K) -> float:
+    """Reciprocal-rank contribution of a 1-based rank (0 when the channel did not return it)."""
+    return weight / (k + rank) if rank else 0.0

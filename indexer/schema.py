@@ -1,0 +1,37 @@
+"""The Whoosh schema. Stored fields are all that recall needs: search never opens the markdown files."""
+
+from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
+
+from .analyzer import analyzer
+
+SCHEMA_VERSION = 1  # bump when fields or analysis change: the index is rebuilt
+
+# Query-time field weights for BM25F: words people put in titles and aliases name the subject.
+FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0}
+
+
+def schema() -> Schema:
+    text = analyzer()
+    return Schema(
+        id=ID(stored=True, unique=True),
+        title=TEXT(analyzer=text, stored=True, phrase=False),
+        aliases=TEXT(analyzer=text, stored=True, phrase=False),
+        tags=TEXT(analyzer=text, stored=True, phrase=False),
+        body=TEXT(analyzer=text, phrase=False),
+        type=ID(stored=True),
+        scope=ID(stored=True),
+        status=ID(stored=True),
+        created=ID(stored=True),
+        updated=ID(stored=True),
+        last_used=STORED,
+        shown=STORED,
+        used=STORED,
+        half_life=STORED,
+        snippet=STORED,
+        path=STORED,
+        supersedes=STORED,
+        superseded_by=STORED,
+        verified=STORED,
+        hash=STORED,
+        chars=NUMERIC(stored=True),
+    )

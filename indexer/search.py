@@ -1,0 +1,104 @@
+"""Keyword recall: BM25F over the index, times strength, usefulness and type weight."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field
+
+from hafiza.vault import usage
+
+from . import rank
+from .analyzer import terms
+from .schema import FIELD_BOOSTS
+from .stopwords import informative
+
+GATHER = 50  # candidates per channel: gather wide, cut late
+
+
+@dataclass
+class Hit:
+    id: str
+    title: str
+    type: str
+    scope: str
+    status: str
+    score: float
+    path: str
+    snippet: str = ""
+    tags: str = ""
+    superseded_by: str | None = None
+    verified: str | None = None
+    parts: dict = field(default_factory=dict)
+
+    def to_json(self, explain: bool = False) -> dict:
+        data = asdict(self)
+        if not explain:
+            data.pop("parts")
+        data["score"] = round(self.score, 6)
+        return data
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct informative terms of a query, in order."""
+    return list(dict.fromkeys(informative(terms(text))))
+
+
+def scope_filter(project: str | None, all_scopes: bool):
+    from whoosh.query import Or, Term
+
+    if all_scopes:
+        return None
+    scopes = [Term("scope", "global")]
+    if project:
+        scopes.append(Term("scope", f"project:{project}"))
+    return Or(scopes)
+
+
+def keyword_query(words: list[str]):
+    from whoosh.query import Or, Term
+
+    return Or([Term(f, w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()])
+
+
+def keyword_channel(searcher, words, *, project=None, all_scopes=False, include_inactive=False, limit=GATHER):
+    """[(stored fields, bm25)] best first."""
+    from whoosh.query import And, Not, Or, Term
+
+    if not words:
+        return []
+    parts = [f for f in (scope_filter(project, all_scopes),) if f is not None]
+    if not include_inactive:
+        parts.append(Term("status", "active"))
+    flt = And(parts) if len(parts) > 1 else (parts[0] if parts else None)
+    results = searcher.search(keyword_query(words), limit=limit, filter=flt)
+    return [(hit.fields(), hit.score) for hit in results]
+
+
+def factors(doc: dict, pending: dict, today: dt.date) -> dict:
+    """Strength, usefulness and type weight of a stored document, with unfolded usage added."""
+    extra = pending.get(doc["id"]) or usage.Pending()
+    last_used = max(filter(None, [_date(doc.get("last_used")), extra.last_used]), default=None)
+    created = _date(doc["created"]) or today
+    return {
+        "strength": rank.strength(doc.get("half_life"), created, last_used, today),
+        "usefulness": rank.usefulness((doc.get("shown") or 0) + extra.shown, (doc.get("used") or 0) + extra.used),
+        "type_weight": rank.type_weight(doc["type"]),
+        "status": rank.STATUS_WEIGHT.get(doc["status"], 1.0),
+    }
+
+
+def to_hit(doc: dict, score: float, parts: dict) -> Hit:
+    return Hit(
+        id=doc["id"], title=doc["title"], type=doc["type"], scope=doc["scope"], status=doc["status"],
+        score=score, path=f"memories/{doc['path']}", snippet=doc.get("snippet") or "", tags=doc.get("tags") or "",
+        superseded_by=doc.get("superseded_by"), verified=doc.get("verified"), parts=parts,
+    )
+
+
+def _date(value) -> dt.date | None:
+    if not value:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        return None

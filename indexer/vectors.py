@@ -1,0 +1,236 @@
+"""The embedding sidecar: one unit vector per memory, keyed by content hash.
+
+Two files in the vault's `.hafiza/`:
+
+- `vectors.npy`  float32 (n, dim), memory-mapped on load;
+- `vectors.json` the embedder (name, version, dim), the row count, a CRC-32
+  of the rows, and per row the memory id and the content hash it was
+  embedded from.
+
+Both are replaced atomically (temp file + os.replace), the rows first. A
+reader that catches a writer between the two renames, or a crash there,
+sees a CRC that does not match the rows; the reader then re-reads the pair,
+and gives up (returns False: rebuild) only if it never matches. Nothing on
+disk is trusted that does not check out, and everything is rebuildable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from hafiza.indexer.embed import Embedder
+
+VECTORS = "vectors.npy"
+META = "vectors.json"
+BATCH = 32  # texts per embed() call; also how often progress is reported
+_FORMAT = 1
+_READ_ATTEMPTS = 3  # a concurrent writer renames twice; a fourth mismatch is real damage
+
+Progress = Callable[[int, int], None]
+
+
+class VectorStore:
+    """The vectors of one vault, for one embedder at a time."""
+
+    def __init__(self, directory: str | os.PathLike):
+        self.dir = Path(directory)
+        self._clear("", "", 0)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _clear(self, name: str, version: str, dim: int) -> None:
+        self.embedder = (name, version, dim)
+        self.ids: list[str] = []
+        self.hashes: list[str] = []
+        self.matrix = np.zeros((0, dim), dtype=np.float32)
+        self._row: dict[str, int] = {}
+
+    def _set(self, ids: list[str], hashes: list[str], matrix: np.ndarray) -> None:
+        self.ids, self.hashes, self.matrix = ids, hashes, matrix
+        self._row = {id_: i for i, id_ in enumerate(ids)}
+
+    # ------------------------------------------------------------------ load
+
+    def load(self, embedder_name: str, version: str, dim: int) -> bool:
+        """Read the pair on disk; False (and an empty store) unless it is complete,
+        intact and made by this embedder name, version and dim."""
+        self._clear(embedder_name, version, dim)
+        for _ in range(_READ_ATTEMPTS):
+            try:
+                meta = json.loads((self.dir / META).read_bytes())
+                if not _meta_matches(meta, embedder_name, version, dim):
+                    return False
+                matrix = _read_rows(self.dir / VECTORS, meta["rows"], dim)
+            except (OSError, ValueError, KeyError, TypeError):
+                return False  # missing or unreadable: rebuild
+            if _crc(matrix) == meta["crc32"]:
+                self._set(meta["ids"], meta["hashes"], matrix)
+                return True
+            # rows and json from different writes: a writer is between its two
+            # renames (or crashed there); read the pair again
+        return False
+
+    # ------------------------------------------------------------------ sync
+
+    def sync(self, embedder: Embedder, items: Iterable[tuple[str, str, str]],
+             progress: Progress | None = None) -> tuple[int, int]:
+        """Make the store hold exactly `items` (id, content_hash, text).
+
+        Embeds only ids that are new or whose hash changed, drops ids not in
+        `items`, and rewrites the files if anything changed. `progress(done,
+        total)` is called after each batch of embeddings. Returns (embedded,
+        removed); a changed memory counts as embedded, not removed.
+        """
+        key = (embedder.name, embedder.version, embedder.dim)
+        on_disk = self.embedder == key or self.load(*key)
+        wanted = {id_: (hash_, text) for id_, hash_, text in items}
+        keep = [i for i, id_ in enumerate(self.ids)
+                if id_ in wanted and wanted[id_][0] == self.hashes[i]]
+        kept_ids = {self.ids[i] for i in keep}
+        todo = [(id_, h, t) for id_, (h, t) in wanted.items() if id_ not in kept_ids]
+        removed = len(self.ids) - len(keep) - sum(1 for id_, _, _ in todo if id_ in self._row)
+        if not todo and len(keep) == len(self.ids) and on_disk:
+            return 0, 0
+        fresh = _embed_all(embedder, [t for _, _, t in todo], progress)
+        matrix = np.concatenate([np.asarray(self.matrix[keep]), fresh]) if keep else fresh
+        ids = [self.ids[i] for i in keep] + [id_ for id_, _, _ in todo]
+        hashes = [self.hashes[i] for i in keep] + [h for _, h, _ in todo]
+        self._write(ids, hashes, matrix)
+        self._set(ids, hashes, matrix)
+        return len(todo), removed
+
+    def _write(self, ids: list[str], hashes: list[str], matrix: np.ndarray) -> None:
+        """Rows first, then the json that vouches for them (CRC and count)."""
+        name, version, dim = self.embedder
+        self.dir.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.dir / VECTORS,
+                      lambda f: np.lib.format.write_array(f, matrix, allow_pickle=False))
+        meta = {"format": _FORMAT, "embedder": name, "version": version, "dim": dim,
+                "rows": len(ids), "crc32": _crc(matrix), "ids": ids, "hashes": hashes}
+        data = json.dumps(meta, ensure_ascii=False).encode("utf-8")
+        _atomic_write(self.dir / META, lambda f: f.write(data))
+
+    # ---------------------------------------------------------------- search
+
+    def search(self, query_vec: np.ndarray, k: int,
+               allowed: set[str] | None = None) -> list[tuple[str, float]]:
+        """The k ids whose vectors are nearest `query_vec`, as (id, cosine), best first.
+
+        `allowed`, if given, limits the answer to those ids.
+        """
+        if k <= 0 or not self.ids:
+            return []
+        query = _unit(np.asarray(query_vec, dtype=np.float32).reshape(-1))
+        if query.shape[0] != self.matrix.shape[1]:
+            raise ValueError(f"query has dim {query.shape[0]}, store has {self.matrix.shape[1]}")
+        if allowed is None:
+            rows = None
+            scores = self.matrix @ query
+        else:
+            rows = np.fromiter(sorted(self._row[i] for i in allowed if i in self._row), dtype=np.intp)
+            scores = self.matrix[rows] @ query
+        top = _top_k(scores, k)
+        if rows is not None:
+            top_rows = rows[top]
+        else:
+            top_rows = top
+        return [(self.ids[r], float(scores[t])) for r, t in zip(top_rows, top)]
+
+
+def embedding_text(title: str, aliases: Iterable[str] = (), tags: Iterable[str] = (),
+                   body: str = "", limit: int = 500) -> str:
+    """What a memory is embedded from: title, aliases, tags, and the body's start.
+
+    The body is cut near `limit` characters, at a word boundary when one is
+    close: USE averages over tokens, so a long body would drown the title.
+    """
+    head = re.sub(r"\s+", " ", body).strip()
+    if len(head) > limit:
+        cut = head.rfind(" ", 0, limit + 1)
+        head = head[:cut if cut > limit // 2 else limit]
+    lines = [title.strip(), ", ".join(a for a in aliases if a), ", ".join(t for t in tags if t), head]
+    return "\n".join(line for line in lines if line)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _meta_matches(meta: dict, name: str, version: str, dim: int) -> bool:
+    """The json is ours, for this embedder, and internally consistent."""
+    ids, hashes = meta.get("ids"), meta.get("hashes")
+    return (meta.get("format") == _FORMAT
+            and (meta.get("embedder"), meta.get("version"), meta.get("dim")) == (name, version, dim)
+            and isinstance(ids, list) and isinstance(hashes, list)
+            and len(ids) == len(hashes) == meta.get("rows")
+            and len(set(ids)) == len(ids) and isinstance(meta.get("crc32"), int))
+
+
+def _read_rows(path: Path, rows: int, dim: int) -> np.ndarray:
+    if rows == 0:  # an empty region cannot be memory-mapped
+        matrix = np.load(path, allow_pickle=False)
+    else:
+        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
+    if matrix.shape != (rows, dim) or matrix.dtype != np.float32 or not matrix.flags.c_contiguous:
+        raise ValueError(f"{path.name}: shape {matrix.shape} {matrix.dtype}, expected ({rows}, {dim})")
+    return matrix
+
+
+def _crc(matrix: np.ndarray) -> int:
+    # CRC-32 of 5,000 x 512 rows takes ~4 ms (blake2b ~10 ms); it guards
+    # against mismatched pairs and damage, not against an adversary.
+    return zlib.crc32(np.ascontiguousarray(matrix, dtype=np.float32).data)
+
+
+def _embed_all(embedder: Embedder, texts: list[str], progress: Progress | None) -> np.ndarray:
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for start in range(0, len(texts), BATCH):
+        batch = texts[start:start + BATCH]
+        vectors = np.asarray(embedder.embed(batch), dtype=np.float32)
+        if vectors.shape != (len(batch), embedder.dim):
+            raise ValueError(f"{embedder.name} returned {vectors.shape} for {len(batch)} texts")
+        out[start:start + len(batch)] = vectors
+        if progress is not None:
+            progress(start + len(batch), len(texts))
+    # a NaN row would poison every dot product it takes part in
+    np.nan_to_num(out, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+    return out
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest scores, largest first (ties: lower index first)."""
+    if k < len(scores):
+        part = np.argpartition(-scores, k - 1)[:k]
+    else:
+        part = np.arange(len(scores))
+    return part[np.lexsort((part, -scores[part]))]
+
+
+def _atomic_write(path: Path, write: Callable) -> None:
+    """Write to a temp file beside `path`, fsync, then os.replace it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

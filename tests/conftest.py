@@ -1,0 +1,54 @@
+"""Shared fixtures: every test gets its own vault, home and cache under tmp_path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hafiza.vault.store import Vault
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch):
+    """Point HAFIZA_VAULT, HOME and XDG dirs at tmp_path; fix git's identity and dates."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HAFIZA_VAULT", str(tmp_path / "vault"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    # The real model's cache is kept across tests (it is keyed by package version).
+    monkeypatch.setenv("XDG_CACHE_HOME", os.environ.get("HAFIZA_TEST_CACHE", str(ROOT / ".pytest_cache" / "xdg")))
+    monkeypatch.setenv("HAFIZA_EMBEDDER", "hash")  # the deterministic embedder; a few tests opt into the model
+    for key, value in {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+                       "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+                       "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / ".gitconfig")}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    yield
+
+
+@pytest.fixture
+def vault(tmp_path) -> Vault:
+    return Vault.init(tmp_path / "vault")
+
+
+def run_cli(*args, input: str | None = None, env: dict | None = None, check: bool = True,
+            cwd: str | None = None) -> subprocess.CompletedProcess:
+    """Run `hafiza ARGS` as a real process, as a user would."""
+    proc = subprocess.run([sys.executable, "-m", "hafiza.cli.main", *args], input=input, capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, cwd=cwd, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"hafiza {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def git_subjects(root: Path) -> list[str]:
+    out = subprocess.run(["git", "-C", str(root), "log", "--format=%s"], capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()

@@ -1,0 +1,43 @@
+"""One exception root; the CLI turns it into `Error: <message>` in one place."""
+
+
+class HafizaError(Exception):
+    """A failure a user can act on. `exit_code` is what the CLI exits with."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field  # the input field at fault, for structured (MCP) errors
+
+
+class VaultNotFound(HafizaError):
+    exit_code = 2
+
+
+class MemoryNotFound(HafizaError):
+    exit_code = 3
+
+
+class FrontmatterError(HafizaError):
+    """A memory file that does not parse or validate; names the path and reason."""
+
+    def __init__(self, path, reason: str, line: int | None = None):
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.line = line
+
+
+class SecretRefused(HafizaError):
+    exit_code = 4
+
+
+class VaultLocked(HafizaError):
+    exit_code = 5
+
+
+class GitError(HafizaError):
+    pass

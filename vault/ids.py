@@ -1,0 +1,44 @@
+"""Memory ids: slugs that are stable, unique and safe as file names."""
+
+import re
+import unicodedata
+
+# Letters that NFKD does not reduce to ASCII, with Turkish ones first.
+_SPECIAL = {"ı": "i", "İ": "i", "ß": "ss", "æ": "ae", "ø": "o", "ł": "l", "đ": "d", "œ": "oe"}
+_VALID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
+MAX_LEN = 60
+
+
+def is_valid_id(value: str) -> bool:
+    return bool(_VALID.match(value)) and "--" not in value
+
+
+def transliterate(text: str) -> str:
+    """ASCII approximation: `Şifre değişikliği` -> `Sifre degisikligi`."""
+    text = "".join(_SPECIAL.get(ch, ch) for ch in text)
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if ord(ch) < 128)
+
+
+def slugify(title: str, max_len: int = MAX_LEN) -> str:
+    """Kebab-case ASCII slug of `title`, cut at a word boundary; never empty."""
+    words = re.findall(r"[a-z0-9]+", transliterate(title).lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > max_len:
+            break
+        slug = candidate
+    if not slug and words:
+        slug = words[0][:max_len]
+    return slug or "memory"
+
+
+def unique_id(base: str, taken) -> str:
+    """`base`, or `base-2`, `base-3`... whichever is not in `taken`."""
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"

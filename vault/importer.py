@@ -1,0 +1,70 @@
+"""Reading import sources into plain items for Vault.import_many."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .errors import HafizaError
+
+ITEM_KEYS = ("id", "title", "text", "type", "tags", "scope", "created", "aliases", "supersedes", "last_used", "source")
+
+
+def read_source(source: Path) -> tuple[list[dict], list[str]]:
+    """Items from a JSONL file or a folder of markdown files, and a line per unreadable one."""
+    if source.is_dir():
+        return read_markdown_folder(source)
+    if source.is_file():
+        return read_jsonl(source)
+    raise HafizaError(f"{source}: no such file or folder")
+
+
+def read_jsonl(path: Path) -> tuple[list[dict], list[str]]:
+    items, problems = [], []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{n}"
+            try:
+                data = json.loads(line)
+            except ValueError as exc:
+                problems.append(f"{where}: not JSON ({exc.msg})")
+                continue
+            if not isinstance(data, dict) or not str(data.get("text") or "").strip():
+                problems.append(f"{where}: expected an object with a non-empty \"text\"")
+                continue
+            items.append({**{k: data[k] for k in ITEM_KEYS if k in data}, "_where": where})
+    return items, problems
+
+
+def read_markdown_folder(folder: Path) -> tuple[list[dict], list[str]]:
+    """Any markdown files: hafiza's own keys are used where present, the rest is the text."""
+    import frontmatter
+    import yaml
+
+    items, problems = [], []
+    for path in sorted(folder.rglob("*.md")):
+        where = str(path.relative_to(folder))
+        try:
+            post = frontmatter.loads(path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            problems.append(f"{where}: unreadable frontmatter ({str(exc).splitlines()[0]})")
+            continue
+        if not post.content.strip():
+            problems.append(f"{where}: empty")
+            continue
+        meta = post.metadata if isinstance(post.metadata, dict) else {}
+        item = {k: meta[k] for k in ITEM_KEYS if k in meta and k != "text"}
+        item.setdefault("title", _heading(post.content) or path.stem.replace("-", " "))
+        items.append({**item, "text": post.content, "_where": where})
+    return items, problems
+
+
+def _heading(text: str) -> str | None:
+    for line in text.splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip() or None
+        if line.strip():
+            return None
+    return None

@@ -1,0 +1,254 @@
+"""The memory file format: types, defaults, and the one parse/dump boundary."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import FrontmatterError
+from .ids import is_valid_id
+
+# Half-life in days per type; None means the memory never decays (DESIGN.md, types table).
+HALF_LIFE = {
+    "identity": None,
+    "rule": None,
+    "preference": 365.0,
+    "lesson": 365.0,
+    "knowledge": 150.0,
+    "fact": None,  # the current value of a fact never decays; its history is superseded
+}
+TYPES = tuple(HALF_LIFE)
+STATUSES = ("active", "superseded", "archived")
+_SCOPE = re.compile(r"^(global|project:[\w.\-]+)$")
+
+# Keys hafiza owns, in the order they are written. Anything else is the user's and is kept.
+KNOWN_KEYS = (
+    "id", "type", "title", "scope", "created", "updated", "tags", "aliases",
+    "supersedes", "superseded_by", "status", "half_life_days", "shown", "used",
+    "last_used", "claims", "verified", "source", "archived_reason",
+)
+
+
+@dataclass
+class Memory:
+    id: str
+    title: str
+    body: str
+    type: str = "knowledge"
+    scope: str = "global"
+    created: dt.date = field(default_factory=dt.date.today)
+    updated: dt.date | None = None
+    tags: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+    supersedes: list[str] = field(default_factory=list)
+    superseded_by: str | None = None
+    status: str = "active"
+    half_life_days: float | None = None
+    shown: int = 0
+    used: int = 0
+    last_used: dt.date | None = None
+    claims: list[Any] = field(default_factory=list)
+    verified: dict | None = None
+    source: str = "manual"
+    archived_reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # the user's own keys, kept in order
+    path: Path | None = None
+
+    @property
+    def half_life(self) -> float | None:
+        """Days for strength to halve; an explicit override wins over the type default."""
+        return self.half_life_days if self.half_life_days else HALF_LIFE[self.type]
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    def evolve(self, **changes) -> "Memory":
+        return replace(self, **changes)
+
+
+def content_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+# ---- normalising YAML values (PyYAML turns 2025-10-24 into a date and `yes` into True)
+
+def as_date(value, key: str) -> dt.date | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            pass
+    raise ValueError(f"{key}: expected a date like 2026-11-30, got {value!r}")
+
+
+def _str_list(value, key: str) -> list[str]:
+    if value in (None, ""):
+        return []
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list):
+        raise ValueError(f"{key}: expected a list of strings, got {type(value).__name__}")
+    return [str(v).strip() for v in value if v is not None and str(v).strip()]
+
+
+def _count(value, key: str) -> int:
+    if value in (None, ""):
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{key}: expected a non-negative number, got {value!r}")
+    return int(value)
+
+
+def _choice(value, key: str, choices, default: str) -> str:
+    if value in (None, ""):
+        return default
+    value = str(value).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{key}: {value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def _optional_str(value) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+def from_metadata(meta: dict, body: str, *, path: Path | None = None) -> Memory:
+    """Build a Memory from raw frontmatter, normalising and validating hafiza's keys."""
+    default_id = path.stem if path else None
+    mem_id = str(meta.get("id") or default_id or "")
+    if not is_valid_id(mem_id):
+        raise ValueError(f"id: {mem_id!r} is not a valid id (lowercase letters, digits and -)")
+    title = _optional_str(meta.get("title")) or first_line(body) or mem_id
+    scope = str(meta.get("scope") or "global").strip()
+    if not _SCOPE.match(scope):
+        raise ValueError(f"scope: {scope!r} must be 'global' or 'project:<name>'")
+    half_life = meta.get("half_life_days")
+    if half_life not in (None, "") and (isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or half_life <= 0):
+        raise ValueError(f"half_life_days: expected a positive number, got {half_life!r}")
+    claims = meta.get("claims") or []
+    verified = meta.get("verified")
+    if not isinstance(claims, list):
+        raise ValueError("claims: expected a list")
+    if verified is not None and not isinstance(verified, dict):
+        raise ValueError("verified: expected a mapping like {at: 2026-11-30, status: ok}")
+    return Memory(
+        id=mem_id,
+        title=title.strip(),
+        body=body.strip("\n"),
+        type=_choice(meta.get("type"), "type", TYPES, "knowledge"),
+        scope=scope,
+        created=as_date(meta.get("created"), "created") or dt.date.today(),
+        updated=as_date(meta.get("updated"), "updated"),
+        tags=_str_list(meta.get("tags"), "tags"),
+        aliases=_str_list(meta.get("aliases"), "aliases"),
+        supersedes=_str_list(meta.get("supersedes"), "supersedes"),
+        superseded_by=_optional_str(meta.get("superseded_by")),
+        status=_choice(meta.get("status"), "status", STATUSES, "active"),
+        half_life_days=float(half_life) if half_life not in (None, "") else None,
+        shown=_count(meta.get("shown"), "shown"),
+        used=_count(meta.get("used"), "used"),
+        last_used=as_date(meta.get("last_used"), "last_used"),
+        claims=claims,
+        verified=verified,
+        source=_optional_str(meta.get("source")) or "manual",
+        archived_reason=_optional_str(meta.get("archived_reason")),
+        extra={k: v for k, v in meta.items() if k not in KNOWN_KEYS},
+        path=path,
+    )
+
+
+def first_line(text: str, limit: int = 80) -> str:
+    """A title from text: its first non-empty line, cut at a word near `limit`."""
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            if len(line) <= limit:
+                return line
+            cut = line[:limit].rsplit(" ", 1)[0]
+            return cut.rstrip(",;:") + "…"
+    return ""
+
+
+def parse(text: str, path: Path | None = None) -> Memory:
+    """Parse one memory file's text. Raises FrontmatterError naming the path and reason."""
+    import frontmatter
+    import yaml
+
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark else None  # +1 for 1-based, +1 for the opening ---
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FrontmatterError(path or "<text>", f"invalid YAML frontmatter: {problem}", line) from None
+    if not isinstance(post.metadata, dict):
+        raise FrontmatterError(path or "<text>", "frontmatter must be a mapping of keys")
+    try:
+        return from_metadata(dict(post.metadata), post.content, path=path)
+    except ValueError as exc:
+        raise FrontmatterError(path or "<text>", str(exc)) from None
+
+
+def read(path: Path) -> Memory:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise FrontmatterError(path, "not UTF-8 text") from None
+    return parse(text, path)
+
+
+def to_metadata(memory: Memory) -> dict:
+    """hafiza's keys in canonical order (empty optional ones left out), then the user's."""
+    meta: dict[str, Any] = {
+        "id": memory.id,
+        "type": memory.type,
+        "title": memory.title,
+        "scope": memory.scope,
+        "created": memory.created,
+        "updated": memory.updated or memory.created,
+        "tags": list(memory.tags),
+    }
+    optional = {
+        "aliases": list(memory.aliases),
+        "supersedes": list(memory.supersedes),
+        "superseded_by": memory.superseded_by,
+        "status": memory.status,
+        "half_life_days": memory.half_life_days,
+        "shown": memory.shown,
+        "used": memory.used,
+        "last_used": memory.last_used,
+        "claims": memory.claims,
+        "verified": memory.verified,
+        "source": memory.source,
+        "archived_reason": memory.archived_reason,
+    }
+    meta.update({k: v for k, v in optional.items() if v not in (None, [], 0, "")})
+    meta["status"] = memory.status
+    meta.update(memory.extra)
+    return meta
+
+
+def dump(memory: Memory) -> str:
+    """The file text for `memory`: YAML frontmatter and the markdown body."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        def ignore_aliases(self, data):  # equal dates must not become &id001 anchors
+            return True
+
+    header = yaml.dump(
+        to_metadata(memory), Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1000,
+        default_flow_style=None,
+    )
+    return f"---\n{header}---\n{memory.body.strip()}\n"

@@ -1,0 +1,32 @@
+"""Where things live. The one place that resolves the default vault location."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SIDECAR = ".hafiza"
+MEMORIES = "memories"
+
+
+def default_vault() -> Path:
+    """`HAFIZA_VAULT`, else `$XDG_DATA_HOME/hafiza/vault` (~/.local/share/hafiza/vault)."""
+    env = os.environ.get("HAFIZA_VAULT")
+    if env:
+        return Path(env).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return Path(data) / "hafiza" / "vault"
+
+
+def resolve_vault(explicit: str | os.PathLike | None = None) -> Path:
+    """`--vault` wins, then the environment, then the XDG default."""
+    return Path(explicit).expanduser().resolve() if explicit else default_vault().resolve()
+
+
+def project_of(cwd: str | os.PathLike | None = None) -> str | None:
+    """Name of the git repository holding `cwd` (its top folder's name), or None."""
+    here = Path(cwd or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder.name
+    return None
