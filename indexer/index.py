@@ -19,7 +19,7 @@ from hafiza.vault.paths import MEMORIES, SIDECAR
 
 from .schema import SCHEMA_VERSION, schema
 
-SNIPPET_CHARS = 280
+SNIPPET_CHARS = 500  # also the body start that is embedded
 
 
 @dataclass

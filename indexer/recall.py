@@ -1,9 +1,20 @@
-"""Recall: the keyword and meaning channels, fused by rank, times decay, usefulness and status."""
+"""Recall: the keyword and meaning channels, fused by rank, times decay, usefulness and status.
+
+Measurements on TR/EN recall sets (DESIGN.md) showed that equal-weight
+reciprocal-rank fusion loses most paraphrase hits: keyword false positives
+that match only common words outrank what only the meaning channel found.
+So each keyword candidate's fusion weight is its *coverage*: the share of
+the query's IDF mass that its matched terms carry. The fused score says
+nothing about relevance, so silence is decided on calibrated per-channel
+evidence instead: coverage and IDF for keywords, cosine for meaning.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from hafiza.vault import usage
@@ -13,38 +24,154 @@ from .index import Index
 from .search import GATHER, Hit, factors, keyword_channel, query_terms, to_hit
 
 MODES = ("keyword", "meaning", "hybrid")
+CONTEXT_BOOST = 0.3   # terms from recent turns sharpen the ranking but never supply the subject
+
+
+@dataclass(frozen=True)
+class Floor:
+    """When a candidate counts as relevant at all (calibrated on bench/recall, see its README)."""
+
+    coverage: float = 0.5     # share of the query's IDF mass the memory's matched terms carry
+    idf: float = 0.6          # ... and that mass, over the IDF of a word found in one memory only
+    cosine: float = 0.42      # or the meaning channel is this sure on its own
+    relative: float = 0.25    # and within this fraction of the best hit's score
+
+
+FLOOR = Floor()
 
 
 class Recall:
-    """Search one vault. Holds the index (and, when given, an embedder and the vectors)."""
+    """Search one vault. Holds the index and, when given an embedder, the vectors."""
 
     def __init__(self, root: Path, embedder=None, notice=None):
         self.root = Path(root)
         self.index = Index(self.root, **({"notice": notice} if notice else {}))
         self.embedder = embedder
         self._vectors = None
+        self._vectors_stamp = None
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return MODES if self.embedder is not None else ("keyword",)
+
+    def vectors(self):
+        """The vector store, reloaded when its files change on disk; None if there is none yet."""
+        from .vectors import META, VectorStore
+
+        try:
+            stamp = os.stat(self.index.sidecar / META).st_mtime_ns
+        except FileNotFoundError:
+            return None
+        if stamp != self._vectors_stamp:
+            store = VectorStore(self.index.sidecar)
+            e = self.embedder
+            self._vectors = store if store.load(e.name, e.version, e.dim) else None
+            self._vectors_stamp = stamp
+        return self._vectors
 
     def search(self, query: str, *, limit: int = 10, mode: str = "keyword", project: str | None = None,
                all_scopes: bool = False, include_inactive: bool = False, today: dt.date | None = None,
-               sync: bool = True) -> list[Hit]:
-        """The best `limit` memories for `query`, best first; `hit.parts` explains each score."""
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}")
+               sync: bool = True, floor: Floor | None = None, exclude=(), context: str = "") -> list[Hit]:
+        """The best `limit` memories for `query`, best first; `hit.parts` explains each score.
+
+        With `floor`, candidates without enough evidence are dropped, so an
+        unrelated prompt gets nothing. `exclude` ids are skipped (already shown).
+        """
+        if mode not in self.modes:
+            raise ValueError(f"mode {mode!r} is not available; use one of {', '.join(self.modes)}")
         today = today or dt.date.today()
-        ix = self.index.open() if sync else (self.index._ix or self.index.open())
+        ix = self.index.open() if sync or self.index._ix is None else self.index._ix
         words = query_terms(query)
+        extra = [w for w in query_terms(context) if w not in words] if context else []
+        scope = dict(project=project, all_scopes=all_scopes, include_inactive=include_inactive)
         with ix.searcher(weighting=_bm25f()) as searcher:
-            keyword = keyword_channel(searcher, words, project=project, all_scopes=all_scopes,
-                                      include_inactive=include_inactive) if mode != "meaning" else []
-            docs = {doc["id"]: doc for doc, _ in keyword}
-            pending = usage.pending(self.index.sidecar)
-            hits = []
-            for position, (doc, bm25) in enumerate(keyword, 1):
-                parts = {"keyword_rank": position, "bm25": round(bm25, 4), **factors(doc, pending, today)}
-                score = bm25 * parts["strength"] * parts["usefulness"] * parts["type_weight"] * parts["status"]
-                hits.append(to_hit(doc, score, parts))
-        hits.sort(key=lambda h: (-h.score, h.id))
+            cands: dict[str, dict] = {}
+            if mode != "meaning" and words:
+                self._keyword(searcher, words, extra, scope, cands)
+            if mode != "keyword":
+                self._meaning(searcher, query, scope, cands)
+        hits = self._score(cands, mode, today, floor, set(exclude))
         return hits[:limit]
+
+    # ---- channels
+
+    def _keyword(self, searcher, words, extra, scope, cands) -> None:
+        idf = {w: _idf(searcher, w) for w in words}
+        total = sum(idf.values()) or 1.0
+        rarest = _idf_of(searcher.doc_count(), 1)
+        found = keyword_channel(searcher, words, extra=extra, extra_boost=CONTEXT_BOOST, **scope)
+        for position, (doc, bm25, matched) in enumerate(found, 1):
+            mass = sum(idf.get(w, 0.0) for w in matched)
+            cands[doc["id"]] = {"doc": doc, "keyword_rank": position, "bm25": bm25,
+                                "coverage": mass / total, "idf": mass / rarest}
+
+    def _meaning(self, searcher, query, scope, cands) -> None:
+        store = self.vectors()
+        if store is None or not len(store):
+            return
+        qvec = self.embedder.embed([query])[0]
+        position = 0
+        for mem_id, cosine in store.search(qvec, GATHER * 3):
+            entry = cands.get(mem_id)
+            doc = entry["doc"] if entry else searcher.document(id=mem_id)
+            if doc is None or not _in_scope(doc, **scope):
+                continue
+            position += 1
+            entry = cands.setdefault(mem_id, {"doc": doc})
+            entry.update(meaning_rank=position, cosine=float(cosine))
+            if position >= GATHER:
+                break
+
+    # ---- fusion, floor, factors
+
+    def _score(self, cands: dict, mode: str, today, floor: Floor | None, exclude: set) -> list[Hit]:
+        pending = usage.pending(self.index.sidecar)
+        hits = []
+        for mem_id, c in cands.items():
+            if mem_id in exclude:
+                continue
+            if floor and not _relevant(c, mode, floor):
+                continue
+            if mode == "keyword":
+                relevance = c["bm25"]
+            else:
+                relevance = rank.rrf(c.get("keyword_rank"), c.get("coverage", 0.0)) + rank.rrf(c.get("meaning_rank"))
+            parts = {k: _round(v) for k, v in c.items() if k != "doc"}
+            parts["relevance"] = _round(relevance)
+            parts.update(factors(c["doc"], pending, today))
+            score = relevance * parts["strength"] * parts["usefulness"] * parts["type_weight"] * parts["status"]
+            hits.append(to_hit(c["doc"], score, parts))
+        hits.sort(key=lambda h: (-h.score, h.id))
+        if floor and hits:
+            best = hits[0].score
+            hits = [h for h in hits if h.score >= best * floor.relative]
+        return hits
+
+
+def _relevant(c: dict, mode: str, floor: Floor) -> bool:
+    keyword_ok = c.get("coverage", 0.0) >= floor.coverage and c.get("idf", 0.0) >= floor.idf
+    meaning_ok = c.get("cosine", 0.0) >= floor.cosine
+    return (keyword_ok and mode != "meaning") or (meaning_ok and mode != "keyword")
+
+
+def _in_scope(doc: dict, project=None, all_scopes=False, include_inactive=False) -> bool:
+    if not include_inactive and doc["status"] != "active":
+        return False
+    return all_scopes or doc["scope"] == "global" or (project is not None and doc["scope"] == f"project:{project}")
+
+
+def _idf(searcher, word: str) -> float:
+    """BM25's IDF of a word over the fields it may match in."""
+    df = max(searcher.doc_frequency(f, word) for f in ("title", "aliases", "tags", "body"))
+    return _idf_of(searcher.doc_count(), df)
+
+
+def _idf_of(n: int, df: int) -> float:
+    return math.log(1 + (max(n, 1) - df + 0.5) / (df + 0.5))
+
+
+def _round(value):
+    return round(value, 4) if isinstance(value, float) else value
 
 
 def _bm25f():
@@ -53,6 +180,13 @@ def _bm25f():
     return scoring.BM25F()
 
 
-def open_recall(root: Path, mode: str | None = None) -> tuple[Recall, str]:
-    """A Recall for `root` and the mode it can serve (hybrid needs an embedder)."""
-    return Recall(root), mode or "keyword"
+def open_recall(root: Path, mode: str | None = None, embedder="default") -> tuple[Recall, str]:
+    """A Recall for `root` and the mode to use: hybrid when an embedder is on, else keyword."""
+    if embedder == "default":
+        embedder = None
+        if mode != "keyword":
+            from .embed import default_embedder
+
+            embedder = default_embedder()
+    recall = Recall(root, embedder)
+    return recall, mode or ("hybrid" if embedder is not None else "keyword")

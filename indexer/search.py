@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from hafiza.vault import usage
 
 from . import rank
-from .analyzer import terms
+from .text import terms
 from .schema import FIELD_BOOSTS
 from .stopwords import informative
 
@@ -54,15 +54,17 @@ def scope_filter(project: str | None, all_scopes: bool):
     return Or(scopes)
 
 
-def keyword_query(words: list[str]):
+def keyword_query(words: list[str], extra=(), extra_boost: float = 1.0):
     from whoosh.query import Or, Term
 
-    return Or([Term(f, w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()])
+    return Or([Term(f, w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()]
+              + [Term(f, w, boost=b * extra_boost) for w in extra for f, b in FIELD_BOOSTS.items()])
 
 
-def keyword_channel(searcher, words, *, project=None, all_scopes=False, include_inactive=False, limit=GATHER):
-    """[(stored fields, bm25)] best first."""
-    from whoosh.query import And, Not, Or, Term
+def keyword_channel(searcher, words, *, extra=(), extra_boost=1.0, project=None, all_scopes=False,
+                    include_inactive=False, limit=GATHER):
+    """[(stored fields, bm25, matched query words)] best first."""
+    from whoosh.query import And, Term
 
     if not words:
         return []
@@ -70,8 +72,12 @@ def keyword_channel(searcher, words, *, project=None, all_scopes=False, include_
     if not include_inactive:
         parts.append(Term("status", "active"))
     flt = And(parts) if len(parts) > 1 else (parts[0] if parts else None)
-    results = searcher.search(keyword_query(words), limit=limit, filter=flt)
-    return [(hit.fields(), hit.score) for hit in results]
+    results = searcher.search(keyword_query(words, extra, extra_boost), limit=limit, filter=flt, terms=True)
+    return [(hit.fields(), hit.score, _matched(hit)) for hit in results]
+
+
+def _matched(hit) -> set[str]:
+    return {text.decode("utf-8") if isinstance(text, bytes) else text for _, text in hit.matched_terms()}
 
 
 def factors(doc: dict, pending: dict, today: dt.date) -> dict:

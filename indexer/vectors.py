@@ -53,10 +53,12 @@ class VectorStore:
         self.hashes: list[str] = []
         self.matrix = np.zeros((0, dim), dtype=np.float32)
         self._row: dict[str, int] = {}
+        self._on_disk = False  # whether the files hold exactly this state
 
     def _set(self, ids: list[str], hashes: list[str], matrix: np.ndarray) -> None:
         self.ids, self.hashes, self.matrix = ids, hashes, matrix
         self._row = {id_: i for i, id_ in enumerate(ids)}
+        self._on_disk = True
 
     # ------------------------------------------------------------------ load
 
@@ -83,22 +85,26 @@ class VectorStore:
 
     def sync(self, embedder: Embedder, items: Iterable[tuple[str, str, str]],
              progress: Progress | None = None) -> tuple[int, int]:
-        """Make the store hold exactly `items` (id, content_hash, text).
+        """Make the store hold exactly `items` (id, content_hash, text), and save it.
 
-        Embeds only ids that are new or whose hash changed, drops ids not in
-        `items`, and rewrites the files if anything changed. `progress(done,
-        total)` is called after each batch of embeddings. Returns (embedded,
-        removed); a changed memory counts as embedded, not removed.
+        Diffs against what the store holds now: call `load` first to reuse
+        the vectors on disk; without it (or after a failed load) everything
+        is embedded, which is how a rebuild is done. Embeds only ids that are
+        new or whose hash changed, drops ids not in `items`, and rewrites the
+        files if anything changed. `progress(done, total)` is called after
+        each batch of embeddings. Returns (embedded, removed); a changed
+        memory counts as embedded, not removed.
         """
         key = (embedder.name, embedder.version, embedder.dim)
-        on_disk = self.embedder == key or self.load(*key)
+        if self.embedder != key:  # vectors of another embedder are not comparable
+            self._clear(*key)
         wanted = {id_: (hash_, text) for id_, hash_, text in items}
         keep = [i for i, id_ in enumerate(self.ids)
                 if id_ in wanted and wanted[id_][0] == self.hashes[i]]
         kept_ids = {self.ids[i] for i in keep}
         todo = [(id_, h, t) for id_, (h, t) in wanted.items() if id_ not in kept_ids]
         removed = len(self.ids) - len(keep) - sum(1 for id_, _, _ in todo if id_ in self._row)
-        if not todo and len(keep) == len(self.ids) and on_disk:
+        if not todo and len(keep) == len(self.ids) and self._on_disk:
             return 0, 0
         fresh = _embed_all(embedder, [t for _, _, t in todo], progress)
         matrix = np.concatenate([np.asarray(self.matrix[keep]), fresh]) if keep else fresh
@@ -139,10 +145,7 @@ class VectorStore:
             rows = np.fromiter(sorted(self._row[i] for i in allowed if i in self._row), dtype=np.intp)
             scores = self.matrix[rows] @ query
         top = _top_k(scores, k)
-        if rows is not None:
-            top_rows = rows[top]
-        else:
-            top_rows = top
+        top_rows = top if rows is None else rows[top]
         return [(self.ids[r], float(scores[t])) for r, t in zip(top_rows, top)]
 
 

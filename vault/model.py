@@ -182,20 +182,33 @@ def first_line(text: str, limit: int = 80) -> str:
 
 def parse(text: str, path: Path | None = None) -> Memory:
     """Parse one memory file's text. Raises FrontmatterError naming the path and reason."""
-    import frontmatter
     import yaml
+    from frontmatter.default_handlers import YAMLHandler
 
+    # python-frontmatter's loads() silently drops frontmatter that is not a mapping
+    # (a list, a bare string), so split and load here and refuse it instead.
+    handler = YAMLHandler()
+    skipped_lines = text[:len(text) - len(text.lstrip())].count("\n")
+    text = text.strip()
+    meta, body = {}, text
     try:
-        post = frontmatter.loads(text)
+        if handler.detect(text):
+            header, body = handler.split(text)
+            meta = handler.load(header)
+    except ValueError:  # an opening --- without a closing one: all of it is body
+        meta, body = {}, text
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark else None  # +1 for 1-based, +1 for the opening ---
+        # The header starts with the newline after the opening ---, so YAML's 0-based line is the file's 1-based one.
+        line = mark.line + 1 + skipped_lines if mark else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise FrontmatterError(path or "<text>", f"invalid YAML frontmatter: {problem}", line) from None
-    if not isinstance(post.metadata, dict):
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
         raise FrontmatterError(path or "<text>", "frontmatter must be a mapping of keys")
     try:
-        return from_metadata(dict(post.metadata), post.content, path=path)
+        return from_metadata(dict(meta), body.strip(), path=path)
     except ValueError as exc:
         raise FrontmatterError(path or "<text>", str(exc)) from None
 

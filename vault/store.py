@@ -11,7 +11,7 @@ from pathlib import Path
 from . import model, secrets, usage
 from .errors import FrontmatterError, HafizaError, MemoryNotFound, VaultNotFound
 from .ids import is_valid_id, slugify, unique_id
-from .lock import locked
+from .lock import DEFAULT_TIMEOUT, locked
 from .model import Memory
 from .paths import MEMORIES, SIDECAR
 
@@ -39,9 +39,10 @@ def atomic_write(path: Path, text: str) -> None:
 class Vault:
     """A memory vault rooted at `root`: a git repository of markdown files."""
 
-    def __init__(self, root: Path, actor: str = "cli"):
+    def __init__(self, root: Path, actor: str = "cli", lock_timeout: float = DEFAULT_TIMEOUT):
         self.root = Path(root)
         self.actor = actor
+        self.lock_timeout = lock_timeout  # seconds a writer waits for the lock before VaultLocked
         self.memories_dir = self.root / MEMORIES
         self.sidecar = self.root / SIDECAR
         self.lock_path = self.sidecar / "write.lock"
@@ -128,7 +129,7 @@ class Vault:
         from .git import message
 
         self.require()
-        with locked(self.lock_path):
+        with locked(self.lock_path, self.lock_timeout):
             if self.git.dirty():
                 self.git.commit(None, message("record manual edits", "manual-edits", "user"))
             first = usage.oldest(self.sidecar)

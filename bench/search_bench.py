@@ -1,0 +1,296 @@
+"""Import, reindex and search timings for generated vaults of 1,000 and 5,000 memories.
+
+    .venv/bin/python bench/search_bench.py                  # print the table
+    .venv/bin/python bench/search_bench.py --save           # and write bench/results/search-YYYY-MM-DD.{json,md}
+    .venv/bin/python bench/search_bench.py --sizes 500 --runs 1 --cli-runs 10   # quick look
+
+For each size, in a temporary folder:
+
+- import: `hafiza init` then `hafiza import memories.jsonl`, whole process
+  (including the index build import does), median of `--runs` fresh vaults;
+- reindex: `hafiza reindex`, median of `--runs`;
+- in-process search: `Recall(root).search(q, mode="keyword", all_scopes=True)`
+  over ~200 TR/EN queries after a warm-up pass; median and p95. Also the same
+  with `sync=False` (index already open), which is the query alone without the
+  per-call manifest check and reopen;
+- whole process: `hafiza search --all-scopes "<query>"` run `--cli-runs`
+  times, interleaved with a bare `python -c pass` and
+  `python -c "import whoosh.index"`, so all three see the same machine noise.
+
+Every hafiza subprocess runs with HAFIZA_EMBEDDER=none (keyword only) unless
+`--embedder` says otherwise. Memories and queries come from bench/gen.py.
+Targets (issue 2): `hafiza search` whole process <= 150 ms median at 5,000
+memories; reindex of 5,000 <= 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import gen  # noqa: E402
+
+TARGET_SEARCH_MS = 150.0
+TARGET_REINDEX_S = 10.0
+
+
+# --------------------------------------------------------------------------- helpers
+
+def pct(values: list[float], p: float) -> float:
+    """Nearest-rank percentile."""
+    s = sorted(values)
+    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
+
+
+def summary(values: list[float], digits: int = 2) -> dict:
+    return {"median": round(statistics.median(values), digits), "p95": round(pct(values, 95), digits),
+            "min": round(min(values), digits), "max": round(max(values), digits), "n": len(values)}
+
+
+class Runner:
+    def __init__(self, hafiza: str, env: dict, cwd: Path):
+        self.hafiza, self.env, self.cwd = hafiza, env, cwd
+
+    def timed(self, argv: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+        start = time.perf_counter()
+        proc = subprocess.run(argv, env=self.env, cwd=self.cwd, capture_output=True, text=True)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stderr.strip()[-2000:]}")
+        return elapsed, proc
+
+    def hz(self, vault: Path, *args: str) -> tuple[float, subprocess.CompletedProcess]:
+        return self.timed([self.hafiza, "--vault", str(vault), *args])
+
+
+def count_memories(vault: Path) -> int:
+    return sum(1 for p in (vault / "memories").glob("*.md"))
+
+
+# --------------------------------------------------------------------------- the measurements
+
+def bench_import(run: Runner, work: Path, source: Path, n: int, runs: int) -> tuple[list[float], Path]:
+    times, vault = [], None
+    for r in range(runs):
+        if vault is not None:
+            shutil.rmtree(vault)
+        vault = work / f"vault-{n}-{r}"
+        run.hz(vault, "init")
+        seconds, proc = run.hz(vault, "import", str(source))
+        got = count_memories(vault)
+        if got != n:
+            raise SystemExit(f"import of {n} left {got} memory files\n{proc.stdout[-500:]}{proc.stderr[-500:]}")
+        times.append(seconds)
+    return times, vault
+
+
+def bench_reindex(run: Runner, vault: Path, runs: int) -> list[float]:
+    return [run.hz(vault, "reindex")[0] for _ in range(runs)]
+
+
+def bench_in_process(vault: Path, queries: list[str]) -> dict:
+    from hafiza.indexer.recall import Recall
+
+    recall = Recall(vault, notice=lambda text: print(f"  notice: {text}", file=sys.stderr))
+    hits = [len(recall.search(q, mode="keyword", all_scopes=True)) for q in queries]  # warm-up pass
+    timings = {}
+    for label, sync in (("sync", True), ("nosync", False)):
+        ms = []
+        for q in queries:
+            start = time.perf_counter()
+            recall.search(q, mode="keyword", all_scopes=True, sync=sync)
+            ms.append((time.perf_counter() - start) * 1000)
+        timings[label] = summary(ms)
+    timings["queries_with_hits"] = sum(1 for h in hits if h)
+    return timings
+
+
+def bench_whole_process(run: Runner, vault: Path, queries: list[str], runs: int) -> dict:
+    py = sys.executable
+    commands = {
+        "python_pass": lambda i: [py, "-c", "pass"],
+        "import_whoosh": lambda i: [py, "-c", "import whoosh.index"],
+        "hafiza_search": lambda i: [run.hafiza, "--vault", str(vault), "search", "--all-scopes", queries[i % len(queries)]],
+    }
+    times = {k: [] for k in commands}
+    rebuilt = False
+    for i in range(-3, runs):  # three warm-up rounds, not counted
+        for key, argv in commands.items():
+            seconds, proc = run.timed(argv(max(i, 0)))
+            rebuilt |= "rebuild" in proc.stderr
+            if i >= 0:
+                times[key].append(seconds * 1000)
+    out = {k: summary(v) for k, v in times.items()}
+    out["ratio_search_to_python"] = round(out["hafiza_search"]["median"] / out["python_pass"]["median"], 2)
+    out["ratio_search_to_whoosh_import"] = round(out["hafiza_search"]["median"] / out["import_whoosh"]["median"], 2)
+    out["index_rebuilt_during_search"] = rebuilt
+    return out
+
+
+# --------------------------------------------------------------------------- reporting
+
+def machine() -> dict:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        from importlib.metadata import version
+        whoosh = version("whoosh3")
+    except Exception:
+        whoosh = "?"
+    try:
+        commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "-C", str(HERE.parent), "status", "--porcelain", "--", ":!bench"],
+                                    capture_output=True, text=True).stdout.strip())
+    except OSError:
+        commit, dirty = "?", False
+    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+            "platform": platform.platform(), "whoosh3": whoosh, "commit": commit + ("+dirty" if dirty else "")}
+
+
+def table(results: list[dict]) -> str:
+    head = ["memories", "import s", "reindex s", "in-proc search ms med / p95", "query only (sync=False) ms",
+            "`hafiza search` ms med / p95", "`python -c pass` ms", "`import whoosh.index` ms",
+            "search ÷ python"]
+    rows = []
+    for r in results:
+        ip, wp = r["in_process_ms"], r["whole_process_ms"]
+        rows.append([f"{r['n']:,}", f"{r['import_s']['median']:.2f}", f"{r['reindex_s']['median']:.2f}",
+                     f"{ip['sync']['median']:.1f} / {ip['sync']['p95']:.1f}",
+                     f"{ip['nosync']['median']:.1f} / {ip['nosync']['p95']:.1f}",
+                     f"{wp['hafiza_search']['median']:.1f} / {wp['hafiza_search']['p95']:.1f}",
+                     f"{wp['python_pass']['median']:.1f}", f"{wp['import_whoosh']['median']:.1f}",
+                     f"{wp['ratio_search_to_python']:.1f}×"])
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def verdicts(results: list[dict]) -> list[str]:
+    out = []
+    for r in results:
+        if r["n"] != 5000:
+            continue
+        s, x = r["whole_process_ms"]["hafiza_search"]["median"], r["reindex_s"]["median"]
+        out.append(f"`hafiza search` at 5,000: {s:.0f} ms median (target ≤ {TARGET_SEARCH_MS:.0f} ms): "
+                   f"{'PASS' if s <= TARGET_SEARCH_MS else 'FAIL'}")
+        out.append(f"reindex of 5,000: {x:.2f} s median (target ≤ {TARGET_REINDEX_S:.0f} s): "
+                   f"{'PASS' if x <= TARGET_REINDEX_S else 'FAIL'}")
+    return out
+
+
+def markdown(report: dict) -> str:
+    m, c = report["machine"], report["config"]
+    lines = [
+        f"# Search benchmark, {report['date']}",
+        "",
+        f"Machine: {m['nproc']} cores ({m['cpu'] or 'unknown CPU'}), Python {m['python']}, "
+        f"whoosh3 {m['whoosh3']}, {m['platform']}; hafiza at {m['commit']}.",
+        "",
+        table(report["results"]),
+        "",
+        *[f"- {v}" for v in verdicts(report["results"])],
+        "",
+        f"Import: whole `hafiza import` process including the index build, median of {c['runs']} fresh vaults. "
+        f"Reindex: `hafiza reindex`, median of {c['runs']}. In-process: `Recall(root).search(q, mode=\"keyword\", "
+        f"all_scopes=True)` over {c['queries']} generated TR/EN queries after a warm-up pass (it syncs against "
+        f"the files on every call; `sync=False` is the query alone). Whole process: `hafiza search --all-scopes` "
+        f"wall clock over {c['cli_runs']} runs, interleaved with the two Python baselines; "
+        f"HAFIZA_EMBEDDER={c['embedder']}. Memories and queries: bench/gen.py, seed {c['seed']}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- main
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1000,5000", help="comma-separated vault sizes (default 1000,5000)")
+    ap.add_argument("--runs", type=int, default=3, help="import and reindex runs per size (median)")
+    ap.add_argument("--queries", type=int, default=200, help="in-process queries")
+    ap.add_argument("--cli-runs", type=int, default=30, help="whole-process `hafiza search` runs (>= 30 for the record)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--embedder", default="none", help="HAFIZA_EMBEDDER for every hafiza process (default none)")
+    ap.add_argument("--hafiza", default=str(Path(sys.executable).parent / "hafiza"), help="the hafiza console script")
+    ap.add_argument("--workdir", help="where to build vaults (default: a new temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the vaults and print where they are")
+    ap.add_argument("--save", action="store_true", help="write bench/results/search-YYYY-MM-DD.json and .md")
+    args = ap.parse_args(argv)
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="hafiza-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAFIZA_")}
+    env["HAFIZA_EMBEDDER"] = args.embedder
+    os.environ["HAFIZA_EMBEDDER"] = args.embedder  # the in-process Recall too
+    run = Runner(args.hafiza, env, work)  # cwd outside any git repo
+    queries = gen.queries(args.queries, seed=args.seed + 1)
+
+    results = []
+    try:
+        for n in sizes:
+            print(f"== {n:,} memories (in {work})", file=sys.stderr)
+            source = work / f"memories-{n}.jsonl"
+            with open(source, "w", encoding="utf-8") as fh:
+                gen.write_jsonl(gen.memories(n, seed=args.seed), fh)
+            imp, vault = bench_import(run, work, source, n, args.runs)
+            print(f"  import   {[round(t, 2) for t in imp]} s", file=sys.stderr)
+            rei = bench_reindex(run, vault, args.runs)
+            print(f"  reindex  {[round(t, 2) for t in rei]} s", file=sys.stderr)
+            inproc = bench_in_process(vault, queries)
+            print(f"  in-proc  {inproc['sync']['median']} ms median", file=sys.stderr)
+            whole = bench_whole_process(run, vault, queries, args.cli_runs)
+            print(f"  process  {whole['hafiza_search']['median']} ms median", file=sys.stderr)
+            results.append({"n": n, "import_s": summary(imp), "reindex_s": summary(rei),
+                            "in_process_ms": inproc, "whole_process_ms": whole, "vault": str(vault)})
+    finally:
+        if args.keep:
+            print(f"vaults kept in {work}", file=sys.stderr)
+        elif not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+
+    today = dt.date.today().isoformat()
+    report = {"date": today, "machine": machine(),
+              "config": {"sizes": sizes, "runs": args.runs, "queries": len(queries), "cli_runs": args.cli_runs,
+                         "seed": args.seed, "embedder": args.embedder},
+              "targets": {"hafiza_search_median_ms_at_5000": TARGET_SEARCH_MS, "reindex_s_at_5000": TARGET_REINDEX_S},
+              "results": results, "verdicts": verdicts(results)}
+    for r in results:
+        r.pop("vault") if not args.keep else None
+    print()
+    print(table(results))
+    print()
+    for v in report["verdicts"]:
+        print(v)
+    if args.save:
+        out = HERE / "results"
+        out.mkdir(exist_ok=True)
+        (out / f"search-{today}.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        (out / f"search-{today}.md").write_text(markdown(report))
+        print(f"\nsaved {out / f'search-{today}.json'} and .md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

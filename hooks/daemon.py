@@ -1,0 +1,129 @@
+"""The warm recall process: one per vault, holding the index, the embedder and the vectors.
+
+A fresh Python process that imports Whoosh lands near 70-80 ms per hook and
+loading the embedder costs far more (DESIGN.md), so hooks ask this process
+over a Unix socket and fall back to cold keyword recall when it is not up.
+It exits by itself when idle, when its memory grows past a bound, or when
+its vault disappears.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+from .wire import run_dir, socket_path
+
+IDLE_SECONDS = 30 * 60
+MAX_RSS_MB = 768   # a bound, not a budget: the model is ~30 MB mapped, 5,000 vectors ~10 MB
+TICK = 5.0
+
+
+def idle_seconds() -> float:
+    return float(os.environ.get("HAFIZA_DAEMON_IDLE", IDLE_SECONDS))
+
+
+def serve(root: Path) -> int:
+    root = Path(root).resolve()
+    run = run_dir(root)
+    run.mkdir(parents=True, exist_ok=True)
+    lock_fd = os.open(run / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0  # another instance owns this vault
+    os.ftruncate(lock_fd, 0)
+    os.write(lock_fd, f"{os.getpid()}\n".encode())
+    from hafiza.indexer.recall import open_recall
+
+    from .service import answer
+
+    recall, mode = open_recall(root)
+    warm_up(recall, mode)
+    path = socket_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(64)
+    server.settimeout(TICK)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    stats = {"pid": os.getpid(), "vault": str(root), "mode": mode, "started": time.time(), "served": 0}
+    write_status(run, stats)
+    last = time.monotonic()
+    try:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except socket.timeout:
+                if time.monotonic() - last > idle_seconds() or not (root / ".git").exists():
+                    return 0
+                continue
+            last = time.monotonic()
+            with conn:
+                stop = handle(conn, recall, mode, stats, answer)
+            stats["served"] += 1
+            if stop or rss_mb() > MAX_RSS_MB:
+                return 0
+    finally:
+        server.close()
+        path.unlink(missing_ok=True)
+        (run / "daemon.json").unlink(missing_ok=True)
+        os.close(lock_fd)
+
+
+def handle(conn, recall, mode, stats, answer) -> bool:
+    """Answer one request; True when asked to stop."""
+    conn.settimeout(2.0)
+    try:
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        request = json.loads(data or b"{}")
+        if request.get("op") == "stop":
+            reply = {"stopping": True, **stats}
+        elif request.get("op") == "status":
+            reply = {**stats, "rss_mb": round(rss_mb(), 1)}
+        else:
+            reply = answer(recall, request, mode)
+    except Exception as exc:  # one bad request must not take the process down
+        reply = {"error": f"{type(exc).__name__}: {exc}"}
+        request = {}
+    try:
+        conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+    except OSError:
+        pass
+    return request.get("op") == "stop"
+
+
+def warm_up(recall, mode: str) -> None:
+    """Open the index and vectors and run the model once, so the first hook is already fast."""
+    recall.index.open()
+    if recall.embedder is not None:
+        recall.vectors()
+        recall.embedder.embed(["warm up"])
+    recall.search("warm up", mode=mode)
+
+
+def write_status(run: Path, stats: dict) -> None:
+    tmp = run / f"daemon.json.{os.getpid()}"
+    tmp.write_text(json.dumps(stats))
+    os.replace(tmp, run / "daemon.json")
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+if __name__ == "__main__":
+    sys.exit(serve(Path(sys.argv[1])))

@@ -1,0 +1,67 @@
+"""Normalising each client's hook payload into one Event. Stdlib only (prompt path)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CLIENTS = ("claude-code", "codex", "gemini", "cursor", "goose", "opencode")
+CLIENT_ALIASES = {"claude": "claude-code", "claudecode": "claude-code", "gemini-cli": "gemini"}
+
+# Every client's own event names, and short ones, mapped to what hafiza does.
+EVENTS = {
+    "prompt": "prompt", "UserPromptSubmit": "prompt", "BeforeAgent": "prompt", "beforeSubmitPrompt": "prompt",
+    "chat.message": "prompt",
+    "start": "start", "SessionStart": "start", "sessionStart": "start",
+    "end": "end", "SessionEnd": "end", "sessionEnd": "end",
+    "precompact": "precompact", "PreCompact": "precompact", "PreCompress": "precompact", "preCompact": "precompact",
+}
+
+
+@dataclass
+class Event:
+    client: str
+    kind: str            # prompt | start | end | precompact
+    name: str            # the client's own event name, echoed back where the format needs it
+    session: str
+    prompt: str = ""
+    cwd: str | None = None
+    transcript: str | None = None
+    source: str | None = None  # SessionStart: startup | resume | clear | compact | fork
+
+
+def client_name(raw: str) -> str:
+    name = CLIENT_ALIASES.get(raw.lower(), raw.lower())
+    if name not in CLIENTS:
+        raise ValueError(f"unknown client {raw!r}; one of {', '.join(CLIENTS)}")
+    return name
+
+
+def normalise(client: str, event: str, data: dict) -> Event:
+    """One Event from a client's stdin JSON (field names differ per client)."""
+    client = client_name(client)
+    kind = EVENTS.get(event) or EVENTS.get(data.get("hook_event_name", ""))
+    if kind is None:
+        raise ValueError(f"unknown event {event!r}")
+    roots = data.get("workspace_roots") or []
+    return Event(
+        client=client,
+        kind=kind,
+        name=data.get("hook_event_name") or _native_name(client, kind, event),
+        session=str(data.get("session_id") or data.get("conversation_id") or data.get("sessionID") or "default"),
+        prompt=str(data.get("prompt") or data.get("message") or data.get("text") or ""),
+        cwd=data.get("cwd") or data.get("working_dir") or (roots[0] if roots else None),
+        transcript=data.get("transcript_path"),
+        source=data.get("source") or data.get("trigger"),
+    )
+
+
+_NATIVE = {
+    "claude-code": {"prompt": "UserPromptSubmit", "start": "SessionStart", "end": "SessionEnd", "precompact": "PreCompact"},
+    "gemini": {"prompt": "BeforeAgent", "start": "SessionStart", "end": "SessionEnd", "precompact": "PreCompress"},
+    "cursor": {"prompt": "beforeSubmitPrompt", "start": "sessionStart", "end": "sessionEnd", "precompact": "preCompact"},
+}
+
+
+def _native_name(client: str, kind: str, given: str) -> str:
+    table = _NATIVE.get(client) or _NATIVE["claude-code"]  # codex uses Claude Code's names
+    return table.get(kind, given) if given == kind else given

@@ -1,0 +1,34 @@
+"""The answers both the warm process and the cold fallback give: one code path for both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+RECALL_LIMIT = 8  # more than the block shows: the session filter and budget cut afterwards
+
+
+def answer(recall, request: dict, mode: str) -> dict:
+    """Reply to one request: {"op": "recall" | "profile" | "ping", ...}."""
+    op = request.get("op")
+    if op == "recall":
+        from hafiza.indexer.recall import FLOOR
+
+        hits = recall.search(
+            request.get("query") or "", limit=int(request.get("limit") or RECALL_LIMIT), mode=mode,
+            project=request.get("project"), floor=FLOOR, exclude=request.get("exclude") or (),
+            context=request.get("context") or "")
+        return {"mode": mode, "hits": [h.to_json() for h in hits]}
+    if op == "profile":
+        from hafiza.indexer.profile import build_profile
+
+        return build_profile(recall.index, Path(recall.root), request.get("project"), request.get("cap")).to_json()
+    if op == "ping":
+        return {"mode": mode}
+    return {"error": f"unknown op {op!r}"}
+
+
+def cold(root: Path, request: dict) -> dict:
+    """The fallback when no warm process answers: in-process and keyword-only (no model load)."""
+    from hafiza.indexer.recall import Recall
+
+    return answer(Recall(root, embedder=None, notice=lambda _: None), request, "keyword")

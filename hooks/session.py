@@ -1,0 +1,68 @@
+"""Per-session state (what was injected) and the end-of-session spool. Stdlib only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+KEEP_SECONDS = 7 * 24 * 3600
+SPOOL = "spool.jsonl"
+
+
+def _path(sidecar: Path, client: str, session: str) -> Path:
+    key = hashlib.blake2b(f"{client}\0{session}".encode(), digest_size=10).hexdigest()
+    return sidecar / "sessions" / f"{key}.json"
+
+
+def seen(sidecar: Path, client: str, session: str) -> set[str]:
+    try:
+        return set(json.loads(_path(sidecar, client, session).read_text()).get("seen", []))
+    except (OSError, ValueError, AttributeError):
+        return set()
+
+
+def add_seen(sidecar: Path, client: str, session: str, ids) -> None:
+    path = _path(sidecar, client, session)
+    state = sorted(seen(sidecar, client, session) | set(ids))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"client": client, "session": session, "seen": state}))
+    os.replace(tmp, path)
+
+
+def reset(sidecar: Path, client: str, session: str) -> None:
+    """After compaction or /clear the agent no longer has what was injected: allow it again."""
+    try:
+        _path(sidecar, client, session).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def prune(sidecar: Path, now: float | None = None) -> int:
+    """Drop session state untouched for a week."""
+    cutoff = (now or time.time()) - KEEP_SECONDS
+    dropped = 0
+    for path in (sidecar / "sessions").glob("*.json"):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+                dropped += 1
+        except FileNotFoundError:
+            continue
+    return dropped
+
+
+def spool(sidecar: Path, event) -> None:
+    """Append one line for later transcript processing; nothing else happens at session end."""
+    line = json.dumps({"client": event.client, "event": event.kind, "session": event.session,
+                       "transcript": event.transcript, "cwd": event.cwd, "source": event.source,
+                       "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, ensure_ascii=False) + "\n"
+    sidecar.mkdir(parents=True, exist_ok=True)
+    fd = os.open(sidecar / SPOOL, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)

@@ -1,0 +1,77 @@
+"""Talking to the warm recall process over a Unix socket. Stdlib only: this runs in every hook."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CONNECT_TIMEOUT = 0.05   # a live daemon accepts at once; anything slower means fall back
+REPLY_TIMEOUT = 1.5
+MAX_REPLY = 1 << 20
+_SUN_PATH_MAX = 100      # sockaddr_un holds 108 bytes on Linux, 104 on macOS
+
+
+def run_dir(root: Path) -> Path:
+    return Path(root) / ".hafiza" / "run"
+
+
+def socket_path(root: Path) -> Path:
+    """`.hafiza/run/recall.sock`, or a short stand-in under the temp dir when that path is too long."""
+    path = run_dir(root) / "recall.sock"
+    if len(os.fsencode(path)) < _SUN_PATH_MAX:
+        return path
+    key = hashlib.blake2b(os.fsencode(Path(root).resolve()), digest_size=8).hexdigest()
+    return Path(tempfile.gettempdir()) / f"hafiza-{os.getuid()}" / f"{key}.sock"
+
+
+def ask(root: Path, request: dict, timeout: float = REPLY_TIMEOUT) -> dict | None:
+    """Send one request; the reply, or None when no warm process answers in time."""
+    path = socket_path(root)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(CONNECT_TIMEOUT)
+            sock.connect(str(path))
+            sock.settimeout(timeout)
+            sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
+            data = b""
+            while not data.endswith(b"\n") and len(data) < MAX_REPLY:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        reply = json.loads(data)
+        return reply if isinstance(reply, dict) and "error" not in reply else None
+    except (OSError, ValueError):
+        return None
+
+
+def spawn(root: Path) -> bool:
+    """Start the warm process detached (own session: a client killing its hook cannot take it down).
+
+    Only one hook spawns at a time (a non-blocking lock); the daemon's own
+    lock keeps a second instance from staying up.
+    """
+    import fcntl
+
+    run = run_dir(root)
+    run.mkdir(parents=True, exist_ok=True)
+    fd = os.open(run / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        subprocess.Popen(
+            [sys.executable, "-m", "hafiza.hooks.daemon", str(root)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True, cwd=str(root),
+        )
+        return True
+    finally:
+        os.close(fd)

