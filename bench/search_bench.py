@@ -18,7 +18,12 @@ For each size, in a temporary folder:
   `python -c "import whoosh.index"`, so all three see the same machine noise.
 
 Every hafiza subprocess runs with HAFIZA_EMBEDDER=none (keyword only) unless
-`--embedder` says otherwise. Memories and queries come from bench/gen.py.
+`--embedder` says otherwise. `hafiza search --mode keyword` is timed too: it
+skips the embedder lookup (and its numpy import) that plain `search` does.
+Subprocesses get a bytecode cache in the work folder (PYTHONPYCACHEPREFIX,
+with PYTHONDONTWRITEBYTECODE removed), so they start the way an installed
+hafiza does, without writing __pycache__ into the source tree; `--bytecode env`
+keeps the environment as it is. Memories and queries come from bench/gen.py.
 Targets (issue 2): `hafiza search` whole process <= 150 ms median at 5,000
 memories; reindex of 5,000 <= 10 s.
 """
@@ -31,6 +36,7 @@ import json
 import math
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -66,9 +72,13 @@ class Runner:
         self.hafiza, self.env, self.cwd = hafiza, env, cwd
 
     def timed(self, argv: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+        """Wall-clock seconds of one process; its CPU seconds (user + sys) go to `self.cpu`."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(argv, env=self.env, cwd=self.cwd, capture_output=True, text=True)
         elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if proc.returncode != 0:
             raise SystemExit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stderr.strip()[-2000:]}")
         return elapsed, proc
@@ -125,8 +135,11 @@ def bench_whole_process(run: Runner, vault: Path, queries: list[str], runs: int)
         "python_pass": lambda i: [py, "-c", "pass"],
         "import_whoosh": lambda i: [py, "-c", "import whoosh.index"],
         "hafiza_search": lambda i: [run.hafiza, "--vault", str(vault), "search", "--all-scopes", queries[i % len(queries)]],
+        "hafiza_search_keyword": lambda i: [run.hafiza, "--vault", str(vault), "search", "--mode", "keyword",
+                                            "--all-scopes", queries[i % len(queries)]],
     }
     times = {k: [] for k in commands}
+    cpu = {k: [] for k in commands}
     rebuilt = False
     for i in range(-3, runs):  # three warm-up rounds, not counted
         for key, argv in commands.items():
@@ -134,7 +147,9 @@ def bench_whole_process(run: Runner, vault: Path, queries: list[str], runs: int)
             rebuilt |= "rebuild" in proc.stderr
             if i >= 0:
                 times[key].append(seconds * 1000)
+                cpu[key].append(run.cpu * 1000)
     out = {k: summary(v) for k, v in times.items()}
+    out["cpu_ms"] = {k: summary(v, 1) for k, v in cpu.items()}  # user + sys: less sensitive to other load
     out["ratio_search_to_python"] = round(out["hafiza_search"]["median"] / out["python_pass"]["median"], 2)
     out["ratio_search_to_whoosh_import"] = round(out["hafiza_search"]["median"] / out["import_whoosh"]["median"], 2)
     out["index_rebuilt_during_search"] = rebuilt
@@ -165,13 +180,14 @@ def machine() -> dict:
     except OSError:
         commit, dirty = "?", False
     return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+            "loadavg_1m": round(os.getloadavg()[0], 2),
             "platform": platform.platform(), "whoosh3": whoosh, "commit": commit + ("+dirty" if dirty else "")}
 
 
 def table(results: list[dict]) -> str:
     head = ["memories", "import s", "reindex s", "in-proc search ms med / p95", "query only (sync=False) ms",
-            "`hafiza search` ms med / p95", "`python -c pass` ms", "`import whoosh.index` ms",
-            "search ÷ python"]
+            "`hafiza search` ms med / p95", "`search --mode keyword` ms med / p95", "`python -c pass` ms",
+            "`import whoosh.index` ms", "search ÷ python"]
     rows = []
     for r in results:
         ip, wp = r["in_process_ms"], r["whole_process_ms"]
@@ -179,6 +195,7 @@ def table(results: list[dict]) -> str:
                      f"{ip['sync']['median']:.1f} / {ip['sync']['p95']:.1f}",
                      f"{ip['nosync']['median']:.1f} / {ip['nosync']['p95']:.1f}",
                      f"{wp['hafiza_search']['median']:.1f} / {wp['hafiza_search']['p95']:.1f}",
+                     f"{wp['hafiza_search_keyword']['median']:.1f} / {wp['hafiza_search_keyword']['p95']:.1f}",
                      f"{wp['python_pass']['median']:.1f}", f"{wp['import_whoosh']['median']:.1f}",
                      f"{wp['ratio_search_to_python']:.1f}×"])
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -205,18 +222,29 @@ def markdown(report: dict) -> str:
         f"# Search benchmark, {report['date']}",
         "",
         f"Machine: {m['nproc']} cores ({m['cpu'] or 'unknown CPU'}), Python {m['python']}, "
-        f"whoosh3 {m['whoosh3']}, {m['platform']}; hafiza at {m['commit']}.",
+        f"whoosh3 {m['whoosh3']}, {m['platform']}; hafiza at {m['commit']}. "
+        f"Load average (1 min) {report['load_before']} before, {m['loadavg_1m']} after: "
+        f"other work on the machine inflates every figure.",
         "",
         table(report["results"]),
         "",
         *[f"- {v}" for v in verdicts(report["results"])],
         "",
+        "CPU time (user + sys) of the same processes, medians in ms, which other load on the machine "
+        "inflates less than wall clock:",
+        "",
+        "| memories | `hafiza search` | `search --mode keyword` | `python -c pass` | `import whoosh.index` |",
+        "|---|---|---|---|---|",
+        *[f"| {r['n']:,} | " + " | ".join(f"{r['whole_process_ms']['cpu_ms'][k]['median']:.0f}" for k in
+          ("hafiza_search", "hafiza_search_keyword", "python_pass", "import_whoosh")) + " |"
+          for r in report["results"]],
+        "",
         f"Import: whole `hafiza import` process including the index build, median of {c['runs']} fresh vaults. "
         f"Reindex: `hafiza reindex`, median of {c['runs']}. In-process: `Recall(root).search(q, mode=\"keyword\", "
         f"all_scopes=True)` over {c['queries']} generated TR/EN queries after a warm-up pass (it syncs against "
         f"the files on every call; `sync=False` is the query alone). Whole process: `hafiza search --all-scopes` "
-        f"wall clock over {c['cli_runs']} runs, interleaved with the two Python baselines; "
-        f"HAFIZA_EMBEDDER={c['embedder']}. Memories and queries: bench/gen.py, seed {c['seed']}.",
+        f"wall clock over {c['cli_runs']} runs, interleaved with the two Python baselines and "
+        f"`search --mode keyword`; HAFIZA_EMBEDDER={c['embedder']}, bytecode {c['bytecode']}. Memories and queries: bench/gen.py, seed {c['seed']}.",
         "",
     ]
     return "\n".join(lines)
@@ -232,6 +260,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cli-runs", type=int, default=30, help="whole-process `hafiza search` runs (>= 30 for the record)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--embedder", default="none", help="HAFIZA_EMBEDDER for every hafiza process (default none)")
+    ap.add_argument("--bytecode", choices=["cache", "env"], default="cache",
+                    help="cache: subprocesses use a bytecode cache in the work folder; env: as the environment says")
     ap.add_argument("--hafiza", default=str(Path(sys.executable).parent / "hafiza"), help="the hafiza console script")
     ap.add_argument("--workdir", help="where to build vaults (default: a new temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the vaults and print where they are")
@@ -243,6 +273,10 @@ def main(argv=None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAFIZA_")}
     env["HAFIZA_EMBEDDER"] = args.embedder
+    if args.bytecode == "cache":
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    load_before = round(os.getloadavg()[0], 2)
     os.environ["HAFIZA_EMBEDDER"] = args.embedder  # the in-process Recall too
     run = Runner(args.hafiza, env, work)  # cwd outside any git repo
     queries = gen.queries(args.queries, seed=args.seed + 1)
@@ -271,9 +305,9 @@ def main(argv=None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
     today = dt.date.today().isoformat()
-    report = {"date": today, "machine": machine(),
+    report = {"date": today, "machine": machine(), "load_before": load_before,
               "config": {"sizes": sizes, "runs": args.runs, "queries": len(queries), "cli_runs": args.cli_runs,
-                         "seed": args.seed, "embedder": args.embedder},
+                         "seed": args.seed, "embedder": args.embedder, "bytecode": args.bytecode},
               "targets": {"hafiza_search_median_ms_at_5000": TARGET_SEARCH_MS, "reindex_s_at_5000": TARGET_REINDEX_S},
               "results": results, "verdicts": verdicts(results)}
     for r in results:

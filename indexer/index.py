@@ -98,7 +98,9 @@ class Index:
         from whoosh import index as windex
 
         try:
-            return windex.open_dir(str(self.dir))
+            ix = windex.open_dir(str(self.dir))
+            ix.reader().close()  # a truncated segment shows only once a reader opens it
+            return ix
         except Exception:  # EmptyIndexError, a truncated segment, a stray file: all mean rebuild
             return None
 

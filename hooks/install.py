@@ -1,0 +1,231 @@
+"""`hafiza install <client>` / `uninstall`: hooks and the MCP server in each client's own config files.
+
+A library with no click: `plan_install` and `plan_uninstall` compute the new
+text of every file without touching the disk, `apply` writes them. The first
+install that changes an existing file keeps a copy (`<file>.hafiza-backup`);
+every write is atomic. Install is idempotent (a second run changes nothing);
+uninstall removes exactly what install added, which it finds by a marker:
+hook commands run `python -m hafiza.hooks`, the server is named `hafiza`,
+whole files hafiza owns carry a line naming the installer.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import stat
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from . import clients
+from .configs import ConfigError, parse_json
+
+CLIENTS = clients.CLIENTS
+BACKUP_SUFFIX = ".hafiza-backup"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to install where. Unset paths default to the user's home, the cwd's project, this interpreter."""
+
+    client: str
+    scope: str = "user"                    # user | project
+    hooks: bool = True
+    mcp: bool = True
+    vault: Path | None = None              # written into the commands' env only when given
+    python: str | None = None
+    home: Path | None = None
+    config_home: Path | None = None        # $XDG_CONFIG_HOME (goose, opencode)
+    project: Path | None = None
+    plugin_dir: Path | None = None         # claude-code: also write a plugin folder here
+
+
+@dataclass
+class Change:
+    """One file's text before and after (None: absent / to be deleted)."""
+
+    path: Path
+    before: str | None
+    after: str | None
+    mode: int | None = None
+    prune: tuple[Path, ...] = ()           # folders to remove if deleting this file leaves them empty
+    backup: bool = True                    # whole files hafiza owns need no backup
+
+    def diff(self) -> str:
+        old = (self.before or "").splitlines(keepends=True)
+        new = (self.after or "").splitlines(keepends=True)
+        lines = difflib.unified_diff(old, new, "/dev/null" if self.before is None else f"a{self.path}",
+                                     "/dev/null" if self.after is None else f"b{self.path}")
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                       for line in lines)
+
+
+@dataclass
+class Plan:
+    client: str
+    action: str                            # install | uninstall
+    changes: list[Change] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    drop_backups: list[Path] = field(default_factory=list)
+
+    def diff(self) -> str:
+        return "".join(change.diff() for change in self.changes)
+
+
+def interpreter() -> str:
+    """This interpreter's absolute path, never a pyenv/asdf shim (a shim costs ~90 ms on every prompt).
+
+    Symlinks are kept: a venv's `python` is a symlink to the base interpreter,
+    and resolving it would lose the venv's packages.
+    """
+    exe = Path(sys.executable)
+    if not exe.is_absolute():
+        exe = Path(shutil.which(str(exe)) or exe).absolute()
+    if _is_script(exe):
+        for name in ("python3", "python"):
+            candidate = Path(sys.prefix) / "bin" / name
+            if candidate.exists() and not _is_script(candidate):
+                return str(candidate)
+    return str(exe)
+
+
+def _is_script(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"#!"  # a real interpreter is a binary; shims are shell scripts
+    except OSError:
+        return False
+
+
+def resolve(options: Options) -> Options:
+    """Options with every default filled in."""
+    client = clients.client_name(options.client)
+    if options.scope not in ("user", "project"):
+        raise ConfigError(f"unknown scope {options.scope!r}; use user or project")
+    home = Path(options.home or Path.home())
+    config_home = options.config_home or Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    return replace(options, client=client, home=home, config_home=Path(config_home),
+                   python=options.python or interpreter(), project=Path(options.project or project_root()),
+                   vault=Path(options.vault).resolve() if options.vault else None)
+
+
+def project_root(cwd: Path | None = None) -> Path:
+    """The git work tree holding the cwd, else the cwd."""
+    here = (cwd or Path.cwd()).resolve()
+    return next((d for d in (here, *here.parents) if (d / ".git").exists()), here)
+
+
+def plan_install(options: Options) -> Plan:
+    """Every change `hafiza install` would make, computed without writing."""
+    o = resolve(options)
+    targets, notes = clients.targets(o, install=True)
+    plan = Plan(o.client, "install", notes=notes)
+    for target in targets:
+        before = _read(target.path)
+        after = target.apply(before)
+        if after != before:
+            plan.changes.append(Change(target.path, before, after, target.mode, target.prune, target.kind != "owned"))
+    return plan
+
+
+def plan_uninstall(options: Options) -> Plan:
+    """Every change `hafiza uninstall` would make: hafiza's entries out, everything else as it was."""
+    o = replace(resolve(options), hooks=True, mcp=True)
+    targets, _ = clients.targets(o, install=False)
+    plan = Plan(o.client, "uninstall", notes=clients.farewell(o))
+    for target in targets:
+        before = _read(target.path)
+        after = target.apply(before)
+        backup = _backup_path(target.path)
+        saved = _read(backup) if target.kind != "owned" else None
+        if saved is not None and _same(target, saved, after):
+            after = saved  # nothing else changed since install: the file comes back byte for byte
+            plan.drop_backups.append(backup)
+        elif saved is None and after is not None and target.empty(after):
+            after = None  # install created it and only hafiza's entries were in it
+        if after != before:
+            plan.changes.append(Change(target.path, before, after, target.mode, target.prune, False))
+    return plan
+
+
+def _same(target: "clients.Target", saved: str, after: str | None) -> bool:
+    """True if `after` is the backup plus nothing but hafiza's own entries, now removed."""
+    try:
+        stripped = target.apply(saved)
+        if target.kind == "json":
+            # Uninstall drops a container it emptied ("mcpServers": {} the user had): compare without them.
+            return _solid(parse_json(stripped, target.path)) == _solid(parse_json(saved, target.path)) \
+                == _solid(parse_json(after, target.path))
+    except ConfigError:
+        return False
+    return stripped == saved == (after or "")
+
+
+def _solid(value):
+    """`value` without empty objects and lists, at any depth."""
+    if isinstance(value, dict):
+        value = {k: _solid(v) for k, v in value.items()}
+        return {k: v for k, v in value.items() if v not in ({}, [])}
+    if isinstance(value, list):
+        return [v for v in map(_solid, value) if v not in ({}, [])]
+    return value
+
+
+def apply(plan: Plan) -> list[Path]:
+    """Write the plan: back up each existing file once, then replace it atomically. Returns the paths written."""
+    written = []
+    for change in plan.changes:
+        path = _real(change.path)
+        if plan.action == "install" and change.backup and change.before is not None:
+            backup = _backup_path(change.path)
+            if not backup.exists():
+                shutil.copy2(path, backup)
+        if change.after is None:
+            path.unlink(missing_ok=True)
+            for folder in change.prune:
+                if folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
+        else:
+            _write(path, change.after, change.mode)
+        written.append(change.path)
+    for backup in plan.drop_backups:
+        backup.unlink(missing_ok=True)
+    return written
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}; nothing was changed.") from None
+
+
+def _real(path: Path) -> Path:
+    # A dotfile manager's symlink stays a symlink: write through it, never over it.
+    return path.resolve() if path.is_symlink() else path
+
+
+def _backup_path(path: Path) -> Path:
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def _write(path: Path, text: str, mode: int | None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None and path.exists():
+        mode = stat.S_IMODE(path.stat().st_mode)  # ~/.claude.json is 0600 and must stay so
+    tmp = path.with_name(f".{path.name}.hafiza-{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,94 @@
+"""Dependencies point down (DESIGN.md, layout): checked on the source with `ast`, and on real imports."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli")
+
+# package -> what it must never import (hafiza layers by folder name, or third-party top-level names)
+FORBIDDEN = {
+    "vault": {"indexer", "hooks", "cli", "curator", "verifier", "skills", "click", "mcp"},
+    "indexer": {"hooks", "cli", "curator", "verifier", "skills", "click", "mcp"},
+    "curator": {"hooks", "cli", "click", "mcp"},
+    "verifier": {"hooks", "cli", "click", "mcp"},
+    "skills": {"hooks", "cli", "click", "mcp"},
+}
+
+
+def imports_of(path: Path, package: str) -> list[tuple[int, str]]:
+    """(line, absolute module) for every import in `path`, including those inside functions."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    here = ["hafiza", package, *path.relative_to(ROOT / package).with_suffix("").parts]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against this module's package
+                base = here[:-node.level]
+                module = ".".join(base + ([node.module] if node.module else []))
+                names = [f"{module}.{a.name}" for a in node.names] if not node.module else [module]
+            else:
+                names = [node.module]
+            out += [(node.lineno, name) for name in names]
+    return out
+
+
+def layer_of(module: str) -> str:
+    """The layer or top-level distribution a module belongs to."""
+    parts = module.split(".")
+    if parts[0] == "hafiza" and len(parts) > 1:
+        return parts[1]
+    if parts[0] in LAYERS:  # a bare `import cli` would be a mistake too
+        return parts[0]
+    return parts[0]
+
+
+def violations(package: str) -> list[str]:
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for line, module in imports_of(path, package):
+            if layer_of(module) in FORBIDDEN[package]:
+                found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_dependencies_point_down(package):
+    assert violations(package) == []
+
+
+def test_the_checker_sees_relative_and_nested_imports(tmp_path, monkeypatch):
+    # A deliberate violation in a scratch tree proves the check is not vacuous.
+    fake = tmp_path / "vault"
+    fake.mkdir()
+    (fake / "bad.py").write_text("def f():\n    from ..indexer import recall\n    import click\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert violations("vault") == ["vault/bad.py:2 imports hafiza.indexer", "vault/bad.py:3 imports click"]
+
+
+def test_every_layer_is_a_package_in_its_namespace():
+    import importlib
+
+    for layer in LAYERS:
+        module = importlib.import_module(f"hafiza.{layer}")
+        assert Path(module.__file__).parent == ROOT / layer
+
+
+@pytest.mark.parametrize("module, banned", [
+    ("hafiza.vault.store", {"click", "mcp", "whoosh", "numpy"}),
+    ("hafiza.indexer.recall", {"click", "mcp", "git"}),
+    ("hafiza.hooks.entry", {"click", "mcp", "git", "yaml", "frontmatter"}),
+])
+def test_importing_a_layer_does_not_pull_in_the_layers_above(module, banned):
+    code = f"import sys, {module}\nprint(' '.join(sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert {m.split(".")[0] for m in loaded} & banned == set()
+    layer = module.split(".")[1]
+    above = {"vault": LAYERS[1:], "indexer": ("hooks", "cli"), "hooks": ("cli",)}[layer]
+    assert [m for m in loaded if m.split(".")[:2] in [["hafiza", a] for a in above]] == []

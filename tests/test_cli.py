@@ -1,0 +1,434 @@
+"""The command line, run as a real process: help, one-line errors, every command's outcome."""
+
+import importlib
+import json
+import pkgutil
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from conftest import git_subjects, run_cli
+from hafiza.vault.store import Vault
+
+
+def all_commands():
+    """(path, command) for every command and subcommand, with every cli module registered."""
+    import hafiza.cli
+
+    for info in pkgutil.iter_modules(hafiza.cli.__path__):
+        importlib.import_module(f"hafiza.cli.{info.name}")
+    from hafiza.cli.app import cli
+
+    def walk(group, path):
+        for name, command in sorted(group.commands.items()):
+            yield (*path, name), command
+            if isinstance(command, click.Group):
+                yield from walk(command, (*path, name))
+
+    return cli, list(walk(cli, ()))
+
+
+def error_line(proc) -> str:
+    """The single `Error: ...` line of a failed command (and no traceback)."""
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr + proc.stdout
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]
+
+
+def search_json(*args):
+    """Keyword mode: exact result sets (the meaning channel returns near neighbours of anything)."""
+    return json.loads(run_cli("search", "--json", "--mode", "keyword", *args).stdout)
+
+
+# ---- help and errors
+
+def test_every_command_has_help():
+    cli, commands = all_commands()
+    expected = {"init", "remember", "import", "show", "list", "edit", "search", "supersede", "forget", "used",
+                "fold", "log", "undo", "reindex", "doctor", "stats"}
+    assert expected <= {path[0] for path, _ in commands}
+    runner = CliRunner()
+    for path, command in commands:
+        result = runner.invoke(cli, [*path, "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        assert result.output.startswith(f"Usage: cli {' '.join(path)}") or "Usage:" in result.output
+        assert (command.help or command.short_help or "").strip(), f"{' '.join(path)} has no help text"
+
+
+def test_help_as_a_process():
+    out = run_cli("--help").stdout
+    assert "remember" in out and "search" in out
+    assert "Usage: hafiza remember" in run_cli("remember", "-h").stdout
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("show", "nope"), 3, "Error: no memory with id 'nope'"),
+    (("forget", "nope"), 3, "Error: no memory with id 'nope'"),
+    (("edit", "nope"), 3, "Error: no memory with id 'nope'"),
+    (("used", "nope"), 3, "Error: no memory with id 'nope'"),
+    (("supersede", "nope", "nada"), 3, "Error: no memory with id 'nada'"),
+    (("remember", "text", "--type", "memo"), 2, "Error: Invalid value for '--type'"),
+    (("remember", "text", "--scope", "team"), 1, "Error: scope: 'team' must be 'global' or 'project:<name>'"),
+    (("remember", "text", "--id", "Bad Id"), 1, "Error: id 'Bad Id' is not valid"),
+    (("remember", "   "), 1, "Error: the memory text is empty"),
+    (("import", "no-such-file.jsonl"), 1, "Error: no-such-file.jsonl: no such file or folder"),
+    (("undo", "0000000000"), 1, "Error: git log failed"),
+])
+def test_user_mistakes_are_one_error_line(vault, args, code, message):
+    before = git_subjects(vault.root)
+    proc = run_cli(*args, check=False)
+    assert proc.returncode == code, proc.stderr
+    assert error_line(proc).startswith(message)
+    assert git_subjects(vault.root) == before and not vault.git.dirty()
+
+
+@pytest.mark.parametrize("command", [("search", "x"), ("list",), ("remember", "x"), ("stats",), ("doctor",),
+                                     ("log",), ("fold",), ("undo",), ("reindex",)])
+def test_a_missing_vault_is_one_error_line(tmp_path, command):
+    proc = run_cli("--vault", str(tmp_path / "nowhere"), *command, check=False)
+    assert proc.returncode == 2
+    assert error_line(proc) == f"Error: no vault at {tmp_path / 'nowhere'}; create one with `hafiza init`"
+    assert not (tmp_path / "nowhere").exists()
+
+
+# ---- where the vault is
+
+def test_vault_location_flag_then_env_then_xdg(tmp_path):
+    run_cli("--vault", str(tmp_path / "flagged"), "init")
+    run_cli("--vault", str(tmp_path / "flagged"), "remember", "flag", "--id", "flag")
+    assert (tmp_path / "flagged" / "memories" / "flag.md").exists()
+    run_cli("init")
+    run_cli("remember", "env", "--id", "env")
+    assert (tmp_path / "vault" / "memories" / "env.md").exists()
+    xdg = tmp_path / "xdg"
+    env = {"HAFIZA_VAULT": "", "XDG_DATA_HOME": str(xdg)}
+    out = run_cli("init", env=env).stdout
+    assert out.strip() == f"vault ready at {xdg / 'hafiza' / 'vault'}"
+    run_cli("remember", "xdg", "--id", "xdg", env=env)
+    assert (xdg / "hafiza" / "vault" / "memories" / "xdg.md").exists()
+
+
+def test_init_twice_is_safe(tmp_path):
+    run_cli("init")
+    run_cli("init")
+    assert git_subjects(tmp_path / "vault") == ["hafiza: init vault"]
+
+
+# ---- remember, show, search
+
+def test_remember_from_stdin(vault):
+    out = run_cli("remember", "--title", "Test komutu", "--type", "preference", "--tag", "test", "--tag", "ci",
+                  input="Testler `make test` ile çalışır.\nTek test: pytest -k isim\n").stdout
+    assert out.strip() == "remembered test-komutu"
+    memory = vault.get("test-komutu")
+    assert memory.body == "Testler `make test` ile çalışır.\nTek test: pytest -k isim"
+    assert (memory.type, memory.tags) == ("preference", ["test", "ci"])
+    run_cli("remember", "-", "--id", "dash", input="from a dash\n")
+    assert vault.get("dash").body == "from a dash"
+
+
+def test_remember_json_and_show(vault):
+    data = json.loads(run_cli("remember", "Deploy only from main.", "--type", "rule", "--scope", "project:shop",
+                              "--alias", "canlıya çıkmak", "--json").stdout)
+    assert data == {"id": "deploy-only-from-main", "title": "Deploy only from main.", "type": "rule",
+                    "scope": "project:shop", "status": "active", "path": "memories/deploy-only-from-main.md"}
+    text = run_cli("show", "deploy-only-from-main").stdout
+    assert text == (vault.memories_dir / "deploy-only-from-main.md").read_text()
+    shown = json.loads(run_cli("show", "--json", "deploy-only-from-main").stdout)
+    assert shown["aliases"] == ["canlıya çıkmak"] and shown["body"] == "Deploy only from main."
+
+
+def test_search_json_has_the_documented_keys(vault):
+    run_cli("remember", "We use pnpm, not npm.", "--id", "pnpm", "--tag", "tooling")
+    hits = search_json("pnpm")
+    assert len(hits) == 1
+    assert {"id", "title", "type", "score", "status", "path"} <= set(hits[0])
+    assert (hits[0]["id"], hits[0]["type"], hits[0]["status"], hits[0]["path"]) == (
+        "pnpm", "knowledge", "active", "memories/pnpm.md")
+    assert isinstance(hits[0]["score"], float) and hits[0]["score"] > 0
+    assert "parts" not in hits[0]
+
+
+def test_search_explain_shows_the_parts(vault):
+    run_cli("remember", "We use pnpm, not npm.", "--id", "pnpm")
+    out = run_cli("search", "--explain", "--mode", "keyword", "pnpm").stdout
+    for part in ("bm25=", "strength=", "usefulness=", "type_weight=", "status="):
+        assert part in out
+    parts = search_json("--explain", "--mode", "keyword", "pnpm")[0]["parts"]
+    assert parts["strength"] == 1.0 and parts["usefulness"] == 1.0
+
+
+def test_search_limit_and_no_match(vault):
+    for n in range(4):
+        run_cli("remember", f"Staging server number {n} runs nginx.", "--id", f"staging-{n}")
+    assert len(search_json("--limit", "2", "nginx")) == 2
+    assert run_cli("search", "--mode", "keyword", "kubernetes").stdout.strip() == "no memories match"
+    assert search_json("kubernetes") == []
+
+
+def test_forget_takes_a_memory_out_of_search(vault):
+    run_cli("remember", "Staging is on port 8080.", "--id", "staging")
+    run_cli("forget", "staging", "--reason", "server gone")
+    assert git_subjects(vault.root)[0] == "hafiza: forget staging"
+    assert search_json("staging") == []
+    assert [h["status"] for h in search_json("--include-inactive", "staging")] == ["archived"]
+    assert vault.get("staging").archived_reason == "server gone"
+
+
+# ---- import
+
+def write_jsonl(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows))
+    return path
+
+
+def test_import_jsonl_is_one_commit(vault, tmp_path):
+    source = write_jsonl(tmp_path / "memories.jsonl", [
+        {"text": "We use pnpm.", "id": "pnpm", "tags": ["tooling"]},
+        {"text": "Deploy only from main.", "type": "rule", "title": "Deploy rule"},
+        {"text": "Müşteri İzmir'de.", "scope": "project:shop", "created": "2025-03-01"},
+        "",
+    ])
+    before = len(git_subjects(vault.root))
+    out = run_cli("import", str(source)).stdout
+    assert out.strip() == f"imported 3 memories from {source}"
+    assert git_subjects(vault.root)[0] == "hafiza: import 3 memories"
+    assert len(git_subjects(vault.root)) == before + 1
+    izmir = vault.get("musteri-izmir-de")
+    assert (izmir.scope, izmir.created.isoformat(), izmir.source) == ("project:shop", "2025-03-01",
+                                                                     "import:memories.jsonl")
+    assert [h["id"] for h in search_json("--all-scopes", "izmir")] == ["musteri-izmir-de"]
+
+
+@pytest.mark.parametrize("bad, reason", [
+    ("{not json", "memories.jsonl:2: not JSON"),
+    ('{"title": "no text"}', 'memories.jsonl:2: expected an object with a non-empty "text"'),
+    ('{"text": "bad type", "type": "memo"}', "item memories.jsonl:2: unknown type 'memo'"),
+    ('{"text": "bad date", "created": "soon"}', "item memories.jsonl:2: created: expected a date"),
+    ('{"text": "taken id", "id": "pnpm"}', "item memories.jsonl:2: id 'pnpm' is already taken"),
+])
+def test_a_bad_line_refuses_the_whole_import(vault, tmp_path, bad, reason):
+    if "taken" in bad:
+        vault.remember("existing", id="pnpm")
+    source = write_jsonl(tmp_path / "memories.jsonl", [{"text": "good one"}, bad, {"text": "good too"}])
+    before, files = git_subjects(vault.root), [p.name for p in vault.paths()]
+    proc = run_cli("import", str(source), check=False)
+    assert reason in error_line(proc)
+    assert git_subjects(vault.root) == before and [p.name for p in vault.paths()] == files
+    assert not vault.git.dirty()
+
+    out = run_cli("import", str(source), "--skip-invalid")
+    assert out.stdout.strip() == f"imported 2 memories from {source}"
+    assert reason in out.stderr and out.stderr.startswith("skipped: ")
+    assert {"good-one.md", "good-too.md"} <= {p.name for p in vault.paths()}
+    assert git_subjects(vault.root)[0] == "hafiza: import 2 memories"
+
+
+def test_import_a_markdown_folder_is_one_commit(vault, tmp_path):
+    notes = tmp_path / "notes"
+    (notes / "sub").mkdir(parents=True)
+    (notes / "deploy.md").write_text("---\ntype: rule\ntags: [deploy]\n---\n# Deploy from main\n\nOnly main goes to prod.\n")
+    (notes / "sub" / "pnpm-note.md").write_text("We use pnpm.\n")
+    (notes / "sub" / "izmir.md").write_text("---\nid: izmir-client\ntitle: İzmir müşterisi\ncreated: 2025-02-03\n---\nAlsancak ofisi.\n")
+    (notes / "ignored.txt").write_text("not markdown")
+    before = len(git_subjects(vault.root))
+    data = json.loads(run_cli("import", str(notes), "--json").stdout)
+    assert sorted(data["imported"]) == ["deploy-from-main", "izmir-client", "pnpm-note"]
+    assert data["skipped"] == []
+    assert len(git_subjects(vault.root)) == before + 1
+    deploy = vault.get("deploy-from-main")
+    assert (deploy.type, deploy.tags, deploy.title) == ("rule", ["deploy"], "Deploy from main")
+    izmir = vault.get("izmir-client")
+    assert (izmir.title, izmir.created.isoformat(), izmir.body) == ("İzmir müşterisi", "2025-02-03", "Alsancak ofisi.")
+    assert vault.get("pnpm-note").title == "pnpm note"
+
+
+def test_a_broken_markdown_file_refuses_the_folder_import(vault, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "good.md").write_text("Good note.\n")
+    (notes / "bad.md").write_text("---\ntags: [a, b\n---\nBody\n")
+    before = git_subjects(vault.root)
+    assert "bad.md: unreadable frontmatter" in error_line(run_cli("import", str(notes), check=False))
+    assert git_subjects(vault.root) == before and vault.paths() == []
+    run_cli("import", str(notes), "--skip-invalid")
+    assert [p.name for p in vault.paths()] == ["good.md"]
+
+
+# ---- edit, with a real editor program
+
+EDITOR = """
+import os, pathlib, sys
+path = pathlib.Path(sys.argv[1])
+text = path.read_text(encoding="utf-8")
+path.write_text(text.replace(os.environ["EDIT_FROM"], os.environ["EDIT_TO"]), encoding="utf-8")
+"""
+
+
+@pytest.fixture
+def editor(tmp_path):
+    script = tmp_path / "editor.py"
+    script.write_text(EDITOR)
+
+    def env(old, new):
+        return {"EDITOR": f"{sys.executable} {script}", "VISUAL": "", "EDIT_FROM": old, "EDIT_TO": new}
+
+    return env
+
+
+def test_edit_commits_a_valid_change(vault, editor):
+    run_cli("remember", "Staging is on port 8080.", "--id", "staging")
+    out = run_cli("edit", "staging", env=editor("port 8080", "port 9090"))
+    assert out.stdout.strip() == "edited staging"
+    assert vault.get("staging").body == "Staging is on port 9090."
+    assert git_subjects(vault.root)[0] == "hafiza: edit staging"
+    assert [h["id"] for h in search_json("9090")] == ["staging"]
+
+
+def test_an_invalid_edit_changes_nothing_and_keeps_a_draft(vault, editor):
+    run_cli("remember", "Staging is on port 8080.", "--id", "staging")
+    before, text = git_subjects(vault.root), (vault.memories_dir / "staging.md").read_text()
+    proc = run_cli("edit", "staging", env=editor("type: knowledge", "type: memo"), check=False)
+    line = error_line(proc)
+    assert "type: 'memo' is not one of" in line and "nothing changed; your edit is saved in" in line
+    assert (vault.memories_dir / "staging.md").read_text() == text
+    assert git_subjects(vault.root) == before
+    drafts = list((vault.sidecar / "drafts").glob("staging-*.md"))
+    assert len(drafts) == 1 and "type: memo" in drafts[0].read_text()
+    assert str(drafts[0]) in line
+
+
+def test_an_edit_with_broken_yaml_is_refused(vault, editor):
+    run_cli("remember", "Staging is on port 8080.", "--id", "staging")
+    proc = run_cli("edit", "staging", env=editor("tags: []", "tags: [a, b"), check=False)
+    assert "invalid YAML frontmatter" in error_line(proc)
+    assert vault.get("staging").tags == []
+
+
+def test_an_editor_that_saves_nothing_changes_nothing(vault, editor):
+    run_cli("remember", "Staging is on port 8080.", "--id", "staging")
+    before = git_subjects(vault.root)
+    out = run_cli("edit", "staging", env={"EDITOR": "true", "VISUAL": ""})
+    assert out.stdout.strip() == "no changes"
+    assert git_subjects(vault.root) == before
+
+
+# ---- list, log, stats, doctor
+
+@pytest.fixture
+def listed(vault):
+    vault.import_many([
+        {"id": "deploy", "text": "Deploy from main.", "type": "rule"},
+        {"id": "pnpm", "text": "We use pnpm."},
+        {"id": "npm", "text": "We use npm."},
+        {"id": "shop-linter", "text": "ruff", "scope": "project:shop", "type": "preference"},
+    ], source="import:test")
+    vault.supersede("npm", "pnpm")
+    return vault
+
+
+def list_ids(*args):
+    return [d["id"] for d in json.loads(run_cli("list", "--json", *args).stdout)]
+
+
+def test_list_filters(listed):
+    assert list_ids() == ["deploy", "pnpm", "shop-linter"]
+    assert list_ids("--type", "rule") == ["deploy"]
+    assert list_ids("--status", "superseded") == ["npm"]
+    assert list_ids("--status", "all") == ["deploy", "npm", "pnpm", "shop-linter"]
+    assert list_ids("--scope", "project:shop") == ["shop-linter"]
+    assert list_ids("--scope", "global", "--type", "knowledge") == ["pnpm"]
+    text = run_cli("list", "--status", "all").stdout
+    assert "npm  (knowledge, global) [superseded]  We use npm." in text
+
+
+def test_log_shows_what_hafiza_did(listed):
+    (listed.root / "README.md").write_text("mine\n")
+    import subprocess
+
+    subprocess.run(["git", "-C", str(listed.root), "add", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(listed.root), "commit", "-qm", "my own change"], check=True)
+    run_cli("forget", "deploy", "--reason", "moved to the wiki")
+    out = run_cli("log").stdout.splitlines()
+    assert "hafiza: forget deploy" in out[0] and out[1].strip() == "reason: moved to the wiki"
+    assert not any("my own change" in line for line in out)
+    entries = json.loads(run_cli("log", "--json", "-n", "3").stdout)
+    assert [(e["action"], e["actor"]) for e in entries] == [("forget", "cli"), ("supersede", "cli"), ("import", "cli")]
+    assert entries[0]["reason"] == "moved to the wiki"
+    assert "my own change" in run_cli("log", "--all").stdout
+
+
+def test_stats(listed):
+    listed.record_use(["pnpm"])
+    data = json.loads(run_cli("stats", "--json").stdout)
+    assert data["memories"] == 4
+    assert data["by_type"] == {"rule": 1, "knowledge": 2, "preference": 1}
+    assert data["by_status"] == {"active": 3, "superseded": 1}
+    assert data["by_scope"] == {"global": 3, "project:shop": 1}
+    assert data["pending_usage"] == {"shown": 0, "used": 1}
+    assert data["index_bytes"] > 0
+    assert "memories: 4" in run_cli("stats").stdout
+
+
+def test_doctor_on_a_healthy_vault(listed):
+    proc = run_cli("doctor")
+    assert "files: 4 memories parse" in proc.stdout
+    checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json").stdout)}
+    levels = {name: c["level"] for name, c in checks.items()}
+    assert {"files": "ok", "index": "ok", "lock": "ok", "git": "ok", "usage": "ok"}.items() <= levels.items()
+    assert proc.returncode == 0
+
+
+def test_a_malformed_file_is_reported_by_doctor_and_reindex_and_the_rest_work(listed):
+    broken = listed.memories_dir / "broken.md"
+    broken.write_text("---\nid: broken\ntype: rule\ntitle: Broken: yes\n---\nWe use pnpm everywhere.\n")
+    bad_count = listed.memories_dir / "bad-count.md"
+    bad_count.write_text("---\nid: bad-count\nshown: yes\n---\npnpm again.\n")
+
+    proc = run_cli("doctor", check=False)
+    assert proc.returncode == 1
+    assert "files: 2 file(s) do not parse" in proc.stdout
+    assert f"{broken}:4: invalid YAML frontmatter" in proc.stdout
+    assert f"{bad_count}: shown: expected a non-negative number, got True" in proc.stdout
+    checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json", check=False).stdout)}
+    assert checks["files"]["level"] == "fail" and checks["index"]["level"] == "ok"
+    assert checks["git"]["level"] == "warn"
+
+    proc = run_cli("reindex")
+    assert proc.stdout.strip() == "indexed 4 memories; 2 file(s) skipped"
+    assert "skipped memories/broken.md: invalid YAML frontmatter" in proc.stderr
+    assert "skipped memories/bad-count.md: shown: expected a non-negative number" in proc.stderr
+
+    assert [h["id"] for h in search_json("pnpm")] == ["pnpm"]
+    assert list_ids() == ["deploy", "pnpm", "shop-linter"]
+    # and writes still work: the broken files are committed as they are, as hand edits
+    run_cli("remember", "Redis on 6380.", "--id", "redis")
+    assert git_subjects(listed.root)[:2] == ["hafiza: remember redis", "hafiza: record manual edits"]
+
+
+def test_doctor_reports_a_held_lock_and_hand_edits(listed):
+    import subprocess
+
+    holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
+                               "from hafiza.vault.lock import locked\n"
+                               "with locked(Path(sys.argv[1])):\n print('locked', flush=True)\n sys.stdin.readline()",
+                               str(listed.lock_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        (listed.memories_dir / "pnpm.md").write_text((listed.memories_dir / "pnpm.md").read_text() + "More.\n")
+        checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json").stdout)}
+        assert checks["lock"]["level"] == "warn" and f"pid {holder.pid}" in checks["lock"]["summary"]
+        assert checks["git"]["level"] == "warn"
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+
+def test_fold_and_used_through_the_cli(listed):
+    assert run_cli("used", "pnpm", "deploy").stdout.strip() == "recorded use of 2 memories"
+    assert run_cli("fold").stdout.strip() == "folded usage of 2 memories"
+    assert Vault(listed.root).get("deploy").used == 1

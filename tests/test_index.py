@@ -1,0 +1,222 @@
+"""The index: incremental sync from hand-edited files, and automatic rebuilds with identical results."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import run_cli
+from hafiza.indexer.index import Index
+from hafiza.indexer.recall import Recall
+
+QUERIES = ["deploy main", "pnpm", "şifre", "staging port", "müşteri izmir", "test komutu"]
+
+ITEMS = [
+    {"id": "deploy-main", "type": "rule", "title": "Deploy only from main", "text": "Production deploys only from main after CI is green.", "tags": ["deploy"]},
+    {"id": "pnpm", "title": "Package manager", "text": "We use pnpm, not npm. Run pnpm install.", "created": "2025-06-01"},
+    {"id": "sifre", "title": "Şifre politikası", "text": "Şifreler 1Password'da; şifre sıfırlama 24 saat.", "type": "rule"},
+    {"id": "staging-old", "title": "Staging port", "text": "Staging server listens on port 8080.", "created": "2024-03-01"},
+    {"id": "staging-new", "title": "Staging port", "text": "Staging server listens on port 9090.", "created": "2026-01-01"},
+    {"id": "izmir", "title": "İzmir müşterisi", "text": "Müşteri İzmir'de, Alsancak ofisi; deploy saatleri 09-17.", "type": "fact"},
+    {"id": "tests", "title": "Test komutu", "text": "Testler `make test` ile çalışır; pytest -q.", "type": "preference"},
+    {"id": "lesson", "title": "Deploy on Friday broke prod", "text": "We deployed on Friday and prod broke. Never again.", "type": "lesson"},
+]
+
+
+@pytest.fixture
+def filled(vault):
+    vault.import_many(ITEMS, source="import:test")
+    return vault
+
+
+def write(vault, name, header, body):
+    (vault.memories_dir / name).write_text(f"---\n{header.strip()}\n---\n{body}\n", encoding="utf-8")
+
+
+def ids(root, query, **options):
+    return [h.id for h in Recall(root).search(query, mode="keyword", all_scopes=True, **options)]
+
+
+def snapshot(root) -> dict:
+    """Ids and scores of several queries, as a user would see them."""
+    recall = Recall(root, notice=lambda _: None)
+    return {q: [(h.id, round(h.score, 9)) for h in recall.search(q, mode="keyword", all_scopes=True)]
+            for q in QUERIES}
+
+
+def cli_snapshot() -> dict:
+    return {q: [(h["id"], h["score"]) for h in json.loads(run_cli("search", "--json", "--all-scopes", q).stdout)]
+            for q in QUERIES[:2]}
+
+
+def test_the_index_lives_in_the_ignored_sidecar(filled):
+    Index(filled.root).sync()
+    assert (filled.root / ".hafiza" / "index").is_dir()
+    assert not filled.git.dirty()
+
+
+def test_hand_added_changed_and_deleted_files_are_synced_without_reindex(filled):
+    index = Index(filled.root)
+    index.sync()
+    write(filled, "by-hand.md", "id: by-hand\ntitle: Kubernetes namespace", "Our namespace is alpha.")
+    report = index.sync()
+    assert (report.added, report.changed, report.removed, report.rebuilt) == (1, 0, 0, False)
+    assert ids(filled.root, "kubernetes namespace") == ["by-hand"]
+
+    path = filled.memories_dir / "by-hand.md"
+    path.write_text(path.read_text().replace("alpha", "beta"))
+    report = index.sync()
+    assert (report.added, report.changed, report.removed) == (0, 1, 0)
+    assert ids(filled.root, "beta") == ["by-hand"]
+    assert ids(filled.root, "alpha") == []
+
+    path.unlink()
+    report = index.sync()
+    assert (report.added, report.changed, report.removed) == (0, 0, 1)
+    assert ids(filled.root, "kubernetes") == []
+    assert index.doc_count() == len(ITEMS)
+
+
+def test_search_alone_picks_up_hand_edits(filled):
+    Index(filled.root).sync()
+    write(filled, "by-hand.md", "id: by-hand", "Redis runs on port 6380.")
+    assert json.loads(run_cli("search", "--json", "redis").stdout)[0]["id"] == "by-hand"
+    os.remove(filled.memories_dir / "pnpm.md")
+    assert ids(filled.root, "pnpm") == []
+
+
+def test_a_file_touched_but_unchanged_costs_no_reindex(filled):
+    index = Index(filled.root)
+    index.sync()
+    segments = sorted(p.name for p in index.dir.iterdir())
+    path = filled.memories_dir / "pnpm.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    path.write_text(path.read_text())  # rewritten with the same content
+    report = index.sync()
+    assert (report.touched, report.rebuilt) == (0, False)
+    assert sorted(p.name for p in index.dir.iterdir()) == segments  # no index write happened
+    assert index.sync().touched == 0
+
+
+def test_a_renamed_file_is_found_once(filled):
+    index = Index(filled.root)
+    index.sync()
+    os.rename(filled.memories_dir / "pnpm.md", filled.memories_dir / "package-manager.md")
+    report = index.sync()
+    assert report.errors == {}
+    assert ids(filled.root, "pnpm") == ["pnpm"]
+    assert index.doc_count() == len(ITEMS)
+
+
+def test_a_malformed_file_is_skipped_and_reported_and_the_rest_work(filled):
+    write(filled, "broken.md", "id: broken\ntags: [a, b\ntitle: Broken", "pnpm everywhere")
+    write(filled, "bad-type.md", "id: bad-type\ntype: memo", "pnpm too")
+    report = Index(filled.root).sync()
+    assert set(report.errors) == {"broken.md", "bad-type.md"}
+    assert "invalid YAML" in report.errors["broken.md"] and "memo" in report.errors["bad-type.md"]
+    assert ids(filled.root, "pnpm") == ["pnpm"]
+    # fixed by hand: indexed on the next sync
+    write(filled, "bad-type.md", "id: bad-type\ntype: lesson", "pnpm too")
+    report = Index(filled.root).sync()
+    assert set(report.errors) == {"broken.md"} and report.added + report.changed == 1
+    assert set(ids(filled.root, "pnpm")) == {"pnpm", "bad-type"}
+
+
+def test_a_second_file_with_the_same_id_is_reported(filled):
+    Index(filled.root).sync()
+    write(filled, "zz-copy.md", "id: pnpm\ntitle: Copy", "A copy of pnpm.")
+    report = Index(filled.root).sync()
+    assert "duplicate id 'pnpm'" in report.errors["zz-copy.md"]
+    assert ids(filled.root, "pnpm") == ["pnpm"]
+
+
+def test_a_deleted_index_is_rebuilt_with_a_notice_and_identical_results(filled):
+    before, cli_before = snapshot(filled.root), cli_snapshot()
+    assert all(before[q] for q in QUERIES)
+    shutil.rmtree(filled.root / ".hafiza" / "index")
+    proc = run_cli("search", "--json", "pnpm")
+    assert "rebuilding" in proc.stderr
+    assert json.loads(proc.stdout)[0]["id"] == "pnpm"
+    assert snapshot(filled.root) == before
+    assert cli_snapshot() == cli_before
+
+
+def test_a_corrupt_index_is_rebuilt_with_a_notice_and_identical_results(filled):
+    before, cli_before = snapshot(filled.root), cli_snapshot()
+    segments = list((filled.root / ".hafiza" / "index").glob("*.seg"))
+    assert segments
+    for segment in segments:
+        os.truncate(segment, 100)
+    proc = run_cli("search", "--json", "pnpm", check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "rebuilding" in proc.stderr
+    assert snapshot(filled.root) == before
+    assert cli_snapshot() == cli_before
+
+
+def test_a_corrupt_index_is_rebuilt_in_process_too(filled):
+    before = snapshot(filled.root)
+    for segment in (filled.root / ".hafiza" / "index").glob("*.seg"):
+        os.truncate(segment, 100)
+    notices = []
+    recall = Recall(filled.root, notice=notices.append)
+    assert [h.id for h in recall.search("pnpm", mode="keyword", all_scopes=True)][:1] == ["pnpm"]
+    assert notices and "rebuild" in notices[0]
+    assert snapshot(filled.root) == before
+
+
+def test_a_lost_or_outdated_manifest_means_a_rebuild(filled):
+    before = snapshot(filled.root)
+    manifest = filled.root / ".hafiza" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**data, "version": -1}))
+    notices = []
+    report = Index(filled.root, notice=notices.append).sync()
+    assert report.rebuilt and notices
+    manifest.unlink()
+    assert Index(filled.root, notice=notices.append).sync().rebuilt
+    assert snapshot(filled.root) == before
+
+
+def test_reindex_rebuilds_from_scratch(filled):
+    before = snapshot(filled.root)
+    out = run_cli("reindex").stdout
+    assert f"indexed {len(ITEMS)} memories" in out
+    assert snapshot(filled.root) == before
+
+
+HOLD_INDEX_LOCK = """
+import sys
+from pathlib import Path
+from hafiza.vault.lock import locked
+with locked(Path(sys.argv[1])):
+    print("locked", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_sync_that_finds_another_syncing_searches_what_is_there(filled):
+    index = Index(filled.root)
+    index.sync()
+    write(filled, "by-hand.md", "id: by-hand", "Redis runs on port 6380.")
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_INDEX_LOCK, str(index.lock_path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        report = Index(filled.root).sync()
+        assert report.skipped and report.touched == 0
+        assert ids(filled.root, "pnpm") == ["pnpm"]  # not blocked, a moment stale
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+    assert ids(filled.root, "redis") == ["by-hand"]
+
+
+def test_stored_fields_are_enough_for_a_hit(filled):
+    hit = Recall(filled.root).search("pnpm", mode="keyword", all_scopes=True)[0]
+    assert (hit.id, hit.title, hit.type, hit.status, hit.path) == ("pnpm", "Package manager", "knowledge",
+                                                                   "active", "memories/pnpm.md")
+    assert hit.snippet.startswith("We use pnpm")

@@ -1,0 +1,343 @@
+"""The MCP server: real clients (stdio processes, in-process, HTTP) calling every tool."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import Implementation
+
+from conftest import git_subjects, run_cli
+from hafiza.hooks.mcp import create_server
+from hafiza.indexer.recall import Recall
+from hafiza.indexer.refresh import refresh_all
+from hafiza.vault import episodes, usage
+
+TOOLS = {"recall", "remember", "supersede", "forget", "mark_used", "get", "list", "profile", "record_episode"}
+
+
+def stdio(root, name="test-agent"):
+    """A client that starts `hafiza mcp` as a real process, as an agent would."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "hafiza.cli.main", "--vault", str(root), "mcp"],
+                                   env=dict(os.environ))  # the SDK passes only a few variables by default
+    return Client(params, client_info=Implementation(name=name, version="1.0"))
+
+
+def inproc(root, name="test-agent", project=None):
+    return Client(create_server(root, project), client_info=Implementation(name=name, version="1.0"))
+
+
+async def ok(client, tool, **args) -> dict:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+async def error(client, tool, **args) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error, result.structured_content
+    return result.content[0].text
+
+
+def memory_files(root) -> list[str]:
+    return sorted(p.name for p in (root / "memories").glob("*.md"))
+
+
+def fake_github_token() -> str:
+    return "gh" + "p_" + "Zq7Lm2Xc9Vb4Nk1Rt6Yw3Ps8Dh5Gf0Ja2Ue7"  # assembled at run time; not a real token
+
+
+# ---- over stdio, the way agents connect
+
+def test_every_tool_over_stdio(vault):
+    async def main():
+        async with stdio(vault.root) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == TOOLS
+            assert all(t.output_schema and len(t.description) > 80 for t in tools.values())
+            assert "supersedes" in tools["remember"].description and "secret" in tools["remember"].description
+
+            rule = await ok(client, "remember", text="Deploy billing only from main, after CI is green.",
+                            title="Deploy billing only from main", type="rule", tags=["deploy"])
+            note = await ok(client, "remember", text="The billing service talks to Postgres through pgbouncer.")
+            hits = (await ok(client, "recall", query="deploy billing main"))["hits"]
+            assert hits[0]["id"] == rule["id"]
+            assert set(hits[0]) >= {"id", "title", "type", "status", "labels", "snippet", "score"}
+            assert hits[0]["labels"] == ["rule"] and hits[0]["tags"] == ["deploy"]
+
+            full = await ok(client, "get", id=rule["id"])
+            assert full["text"].startswith("Deploy billing") and full["shown"] == 1  # the recall was an impression
+            listed = await ok(client, "list", type="rule")
+            assert [m["id"] for m in listed["memories"]] == [rule["id"]] and listed["total"] == 1
+            profile = await ok(client, "profile")
+            assert "Deploy billing only from main" in profile["text"]
+            assert (await ok(client, "mark_used", ids=[rule["id"]]))["recorded"] == [rule["id"]]
+
+            newer = await ok(client, "remember", text="Billing reaches Postgres directly since the 2026 move.")
+            old = await ok(client, "supersede", old_id=note["id"], new_id=newer["id"], reason="pgbouncer removed")
+            assert old["status"] == "superseded" and old["superseded_by"] == newer["id"]
+            gone = await ok(client, "forget", id=newer["id"], reason="not true either")
+            assert gone["status"] == "archived"
+            assert (await ok(client, "list", status="archived"))["memories"][0]["id"] == newer["id"]
+            episode = await ok(client, "record_episode", task="Fix the billing deploy", outcome="success",
+                               what_happened="Pinned the runner image; CI went green.")
+            assert episode["lesson"] is None and episode["file"].startswith("episodes/")
+
+    anyio.run(main)
+    log = vault.git.log(20)
+    assert {c.trailers.get("Hafiza-Actor") for c in log if c.action != "init"} == {"test-agent"}
+    assert [c.action for c in log][:6] == ["episode", "forget", "supersede", "remember", "remember", "remember"]
+
+
+def test_supersede_at_write_round_trip_over_stdio(vault):
+    async def main():
+        async with stdio(vault.root) as client:
+            old = await ok(client, "remember", text="Ege Lojistik is based in İzmir.", type="fact", tags=["client"])
+            assert [h["id"] for h in (await ok(client, "recall", query="Ege Lojistik city"))["hits"]] == [old["id"]]
+            new = await ok(client, "remember", text="Ege Lojistik moved to Ankara in 2026.", type="fact",
+                           tags=["client"], supersedes=[old["id"]])
+            assert new["supersedes"] == [old["id"]]
+            ids = [h["id"] for h in (await ok(client, "recall", query="Ege Lojistik city"))["hits"]]
+            assert ids == [new["id"]]  # the old value is history, not recall
+            kept = await ok(client, "get", id=old["id"])
+            assert kept["status"] == "superseded" and kept["superseded_by"] == new["id"]
+            return old["id"], new["id"]
+
+    old_id, new_id = anyio.run(main)
+    subjects = git_subjects(vault.root)
+    assert subjects[0] == f"hafiza: remember {new_id} (supersedes {old_id})"
+    assert sum(old_id in s for s in subjects) == 2  # written once, superseded once: no separate step
+    changed = vault.git.changed_paths(vault.git.head())
+    assert sorted(changed) == sorted([f"memories/{old_id}.md", f"memories/{new_id}.md"])
+
+
+def test_a_secret_is_refused_and_nothing_is_written_over_stdio(vault):
+    token = fake_github_token()
+    aws = "AKIA" + "QX7RTV2MNB4LKP9Z"
+
+    async def main():
+        async with stdio(vault.root) as client:
+            text = await error(client, "remember", text=f"The deploy bot uses {token} for pushes.")
+            assert "'text'" in text and "GitHub token" in text
+            text = await error(client, "record_episode", task="Rotate keys", outcome="partial",
+                               what_happened=f"Found {aws} in the old config.")
+            assert "'what_happened'" in text and "AWS" in text
+            text = await error(client, "record_episode", task="Rotate keys", outcome="partial",
+                               what_happened="Rotated the deploy key.", lesson=f"Never paste {token} in chat.")
+            assert "'lesson'" in text
+
+    before = git_subjects(vault.root)
+    anyio.run(main)
+    assert git_subjects(vault.root) == before
+    assert memory_files(vault.root) == [] and not (vault.root / "episodes").exists()
+    assert subprocess.run(["git", "-C", str(vault.root), "status", "--porcelain"], capture_output=True,
+                          text=True).stdout == ""
+
+
+def test_two_agents_writing_at_the_same_time_both_land(vault):
+    async def remember(client, text):
+        await ok(client, "remember", text=text)
+
+    async def main():
+        async with stdio(vault.root, "claude-code") as a, stdio(vault.root, "codex") as b:
+            async with anyio.create_task_group() as tg:
+                for i in range(3):
+                    tg.start_soon(remember, a, f"Claude learned fact number {i} about the gateway.")
+                    tg.start_soon(remember, b, f"Codex learned fact number {i} about the gateway.")
+            # What one agent learned, the other recalls.
+            hits = (await ok(b, "recall", query="Claude learned fact gateway", limit=10))["hits"]
+            assert sum(h["title"].startswith("Claude learned") for h in hits) == 3
+
+    anyio.run(main)
+    assert len(memory_files(vault.root)) == 6
+    actors = [c.trailers["Hafiza-Actor"] for c in vault.git.log(20) if c.action == "remember"]
+    assert sorted(actors) == ["claude-code"] * 3 + ["codex"] * 3
+    assert subprocess.run(["git", "-C", str(vault.root), "status", "--porcelain"], capture_output=True,
+                          text=True).stdout == ""
+
+
+def test_episode_and_its_lesson_land_in_one_commit_over_stdio(vault):
+    async def main():
+        async with stdio(vault.root) as client:
+            first = await ok(client, "record_episode", task="Upgrade the scheduler", outcome="failure",
+                             what_happened="The new cron parser rejected our 6-field expressions.",
+                             lesson="Check cron expressions with the new parser before upgrading the scheduler.")
+            second = await ok(client, "record_episode", task="Retry the upgrade", outcome="success",
+                              what_happened="Converted the expressions first; the upgrade went through.")
+            hits = (await ok(client, "recall", query="cron parser scheduler upgrade"))["hits"]
+            return first, second, hits
+
+    first, second, hits = anyio.run(main)
+    lesson = first["lesson"]
+    assert lesson["type"] == "lesson" and hits[0]["id"] == lesson["id"]
+    lines = episodes.read(vault.root)
+    assert [e["id"] for e in lines] == [first["id"], second["id"]]
+    assert lines[0]["lesson_id"] == lesson["id"] and "lesson_id" not in lines[1]
+    assert lines[0]["actor"] == "test-agent" and lines[0]["outcome"] == "failure"
+    assert vault.get(lesson["id"]).source == f"episode:{first['id']}"
+    episode_commit = vault.git.log(3)[1]
+    assert sorted(vault.git.changed_paths(episode_commit.sha)) == sorted([first["file"], lesson["path"]])
+
+
+def test_stdout_carries_nothing_but_protocol(vault):
+    vault.remember("Use WAL mode for the SQLite cache.", title="SQLite WAL")
+    refresh_all(vault.root)
+    shutil.rmtree(vault.sidecar / "index")  # rebuilding it prints a notice, which must go to stderr
+    proc = subprocess.Popen([sys.executable, "-m", "hafiza.cli.main", "--vault", str(vault.root), "mcp"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def ask(message: dict) -> dict | None:
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline()) if "id" in message else None
+
+    try:
+        ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        reply = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "recall", "arguments": {"query": "sqlite wal"}}})
+        assert reply["result"]["structuredContent"]["hits"][0]["id"] == "sqlite-wal"
+    finally:
+        proc.stdin.close()
+        rest, err = proc.stdout.read(), proc.stderr.read()
+        proc.wait(timeout=10)
+    assert rest == "" and "rebuilding" in err
+
+
+# ---- in-process
+
+BAD_INPUT = [
+    ("remember", {"text": "   "}, "text"),
+    ("remember", {"text": "A note.", "type": "opinion"}, "type"),
+    ("remember", {"text": "A note.", "scope": "project:no spaces"}, "scope"),
+    ("remember", {"text": "A note.", "supersedes": ["no-such-memory"]}, "supersedes"),
+    ("supersede", {"old_id": "no-such-memory", "new_id": "kept", "reason": "r"}, "old_id"),
+    ("supersede", {"old_id": "kept", "new_id": "no-such-memory", "reason": "r"}, "new_id"),
+    ("forget", {"id": "no-such-memory", "reason": "r"}, "id"),
+    ("get", {"id": "no-such-memory"}, "id"),
+    ("mark_used", {"ids": ["kept", "no-such-memory"]}, "ids"),
+    ("mark_used", {"ids": []}, "ids"),
+    ("recall", {"query": " "}, "query"),
+    ("recall", {"query": "x", "limit": 0}, "limit"),
+    ("list", {"type": "opinion"}, "type"),
+    ("record_episode", {"task": "t", "outcome": "meh", "what_happened": "w"}, "outcome"),
+    ("record_episode", {"task": "", "outcome": "success", "what_happened": "w"}, "task"),
+]
+
+
+def test_bad_input_is_a_tool_error_naming_the_field_and_nothing_is_written(vault):
+    vault.remember("A memory that stays.", id="kept")
+    before, files = git_subjects(vault.root), memory_files(vault.root)
+
+    async def main():
+        async with inproc(vault.root) as client:
+            for tool, args, field in BAD_INPUT:
+                text = await error(client, tool, **args)
+                assert field in text, (tool, args, text)
+
+    anyio.run(main)
+    assert git_subjects(vault.root) == before and memory_files(vault.root) == files
+    assert usage.pending(vault.sidecar) == {}  # not even a use was logged for the half-valid mark_used
+
+
+def test_mark_used_raises_usefulness(vault):
+    memory = vault.remember("Run the gateway load test with k6 before each release.", title="Gateway k6 load test")
+    usage.append(vault.sidecar, "shown", [memory.id] * 5)  # enough impressions for usefulness to count
+    recall = Recall(vault.root)
+
+    def top():
+        return recall.search("gateway k6 load test", all_scopes=True)[0]
+
+    before = top()
+    assert before.parts["usefulness"] == 0.5  # shown five times, never used
+
+    async def main():
+        async with inproc(vault.root) as client:
+            await ok(client, "mark_used", ids=[memory.id])
+
+    anyio.run(main)
+    after = top()
+    assert after.parts["usefulness"] == 1.0
+    assert after.score == pytest.approx(2 * before.score)
+
+
+def test_recall_is_silent_when_nothing_is_relevant_and_respects_scope(vault):
+    vault.remember("Deploy billing only from main.", title="Billing deploys from main", type="rule")
+    vault.remember("Mobile releases go out on Thursdays.", title="Mobile release day", scope="project:mobil-app")
+
+    async def main():
+        async with inproc(vault.root, project="billing-api") as client:
+            assert (await ok(client, "recall", query="ok, go ahead and do it"))["hits"] == []
+            assert (await ok(client, "recall", query="favourite pizza topping"))["hits"] == []
+            assert (await ok(client, "recall", query="mobile release day"))["hits"] == []  # another project
+            for scope in ("mobil-app", "project:mobil-app", "all"):
+                hits = (await ok(client, "recall", query="mobile release day", scope=scope))["hits"]
+                assert [h["id"] for h in hits] == ["mobile-release-day"], scope
+            scoped = await ok(client, "remember", text="Billing uses pnpm.", scope="project")
+            assert scoped["scope"] == "project:billing-api"
+            assert (await ok(client, "list", scope="mobil-app"))["total"] == 1
+
+    anyio.run(main)
+
+
+def test_actor_falls_back_to_mcp(vault):
+    async def main():
+        async with Client(create_server(vault.root)) as client:  # the SDK's default clientInfo is "mcp"
+            await ok(client, "remember", text="A note from an anonymous client.")
+        async with inproc(vault.root, name="evil\nHafiza-Action: undo") as client:
+            await ok(client, "remember", text="A note from a client with a forged name.")
+
+    anyio.run(main)
+    assert [c.trailers["Hafiza-Actor"] for c in vault.git.log(2)] == ["evil", "mcp"]
+
+
+# ---- streamable HTTP on loopback
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_http_on_loopback(vault, tmp_path):
+    port = free_port()
+    log = open(tmp_path / "http.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "hafiza.cli.main", "--vault", str(vault.root), "mcp",
+                             "--http", f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "http.log").read_text()
+                time.sleep(0.1)
+
+        async def main():
+            async with Client(f"http://127.0.0.1:{port}/mcp", client_info=Implementation(name="http-agent",
+                                                                                          version="1")) as client:
+                made = await ok(client, "remember", text="HTTP clients share the same vault.", type="knowledge")
+                hits = (await ok(client, "recall", query="HTTP clients vault"))["hits"]
+                assert hits[0]["id"] == made["id"]
+
+        anyio.run(main)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+    assert vault.git.log(1)[0].trailers["Hafiza-Actor"] == "http-agent"
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0:8765", "192.168.1.10:8765", "example.com:80", "127.0.0.1:http"])
+def test_http_refuses_anything_but_loopback(vault, address):
+    proc = run_cli("--vault", str(vault.root), "mcp", "--http", address, check=False)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert "loopback" in proc.stderr or "HOST:PORT" in proc.stderr
