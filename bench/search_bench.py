@@ -93,8 +93,8 @@ def count_memories(vault: Path) -> int:
 
 # --------------------------------------------------------------------------- the measurements
 
-def bench_import(run: Runner, work: Path, source: Path, n: int, runs: int) -> tuple[list[float], Path]:
-    times, vault = [], None
+def bench_import(run: Runner, work: Path, source: Path, n: int, runs: int) -> tuple[list[float], list[float], Path]:
+    times, cpu, vault = [], [], None
     for r in range(runs):
         if vault is not None:
             shutil.rmtree(vault)
@@ -105,11 +105,16 @@ def bench_import(run: Runner, work: Path, source: Path, n: int, runs: int) -> tu
         if got != n:
             raise SystemExit(f"import of {n} left {got} memory files\n{proc.stdout[-500:]}{proc.stderr[-500:]}")
         times.append(seconds)
-    return times, vault
+        cpu.append(run.cpu)
+    return times, cpu, vault
 
 
-def bench_reindex(run: Runner, vault: Path, runs: int) -> list[float]:
-    return [run.hz(vault, "reindex")[0] for _ in range(runs)]
+def bench_reindex(run: Runner, vault: Path, runs: int) -> tuple[list[float], list[float]]:
+    times, cpu = [], []
+    for _ in range(runs):
+        times.append(run.hz(vault, "reindex")[0])
+        cpu.append(run.cpu)
+    return times, cpu
 
 
 def bench_in_process(vault: Path, queries: list[str]) -> dict:
@@ -230,12 +235,14 @@ def markdown(report: dict) -> str:
         "",
         *[f"- {v}" for v in verdicts(report["results"])],
         "",
-        "CPU time (user + sys) of the same processes, medians in ms, which other load on the machine "
-        "inflates less than wall clock:",
+        "CPU time (user + sys, including child processes such as git) of the same processes, medians, "
+        "which other load on the machine inflates less than wall clock:",
         "",
-        "| memories | `hafiza search` | `search --mode keyword` | `python -c pass` | `import whoosh.index` |",
-        "|---|---|---|---|---|",
-        *[f"| {r['n']:,} | " + " | ".join(f"{r['whole_process_ms']['cpu_ms'][k]['median']:.0f}" for k in
+        "| memories | import s | reindex s | `hafiza search` ms | `search --mode keyword` ms | `python -c pass` ms "
+        "| `import whoosh.index` ms |",
+        "|---|---|---|---|---|---|---|",
+        *[f"| {r['n']:,} | {r['import_cpu_s']['median']:.2f} | {r['reindex_cpu_s']['median']:.2f} | " + " | ".join(
+          f"{r['whole_process_ms']['cpu_ms'][k]['median']:.0f}" for k in
           ("hafiza_search", "hafiza_search_keyword", "python_pass", "import_whoosh")) + " |"
           for r in report["results"]],
         "",
@@ -288,15 +295,16 @@ def main(argv=None) -> int:
             source = work / f"memories-{n}.jsonl"
             with open(source, "w", encoding="utf-8") as fh:
                 gen.write_jsonl(gen.memories(n, seed=args.seed), fh)
-            imp, vault = bench_import(run, work, source, n, args.runs)
+            imp, imp_cpu, vault = bench_import(run, work, source, n, args.runs)
             print(f"  import   {[round(t, 2) for t in imp]} s", file=sys.stderr)
-            rei = bench_reindex(run, vault, args.runs)
+            rei, rei_cpu = bench_reindex(run, vault, args.runs)
             print(f"  reindex  {[round(t, 2) for t in rei]} s", file=sys.stderr)
             inproc = bench_in_process(vault, queries)
             print(f"  in-proc  {inproc['sync']['median']} ms median", file=sys.stderr)
             whole = bench_whole_process(run, vault, queries, args.cli_runs)
             print(f"  process  {whole['hafiza_search']['median']} ms median", file=sys.stderr)
             results.append({"n": n, "import_s": summary(imp), "reindex_s": summary(rei),
+                            "import_cpu_s": summary(imp_cpu), "reindex_cpu_s": summary(rei_cpu),
                             "in_process_ms": inproc, "whole_process_ms": whole, "vault": str(vault)})
     finally:
         if args.keep:

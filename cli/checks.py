@@ -14,7 +14,8 @@ class Check:
 
 
 def run_checks(vault) -> list[Check]:
-    return [check(vault) for check in (check_files, check_index, check_lock, check_git, check_usage)]
+    return [check(vault) for check in (check_files, check_index, check_lock, check_git, check_usage,
+                                       check_claude_memory)]
 
 
 def check_files(vault) -> Check:
@@ -60,3 +61,25 @@ def check_usage(vault) -> Check:
     shown = sum(p.shown for p in pending.values())
     used = sum(p.used for p in pending.values())
     return Check("usage", "ok", f"{shown} impressions and {used} uses waiting to be folded")
+
+
+def check_claude_memory(vault) -> Check:
+    """Claude Code loads only the first 200 lines / 25,000 bytes of each MEMORY.md; say what it drops."""
+    from hafiza.vault.claude import MAX_BYTES, MAX_LINES, cliff, memory_dirs
+
+    dirs = memory_dirs()
+    if not dirs:
+        return Check("claude-code memory", "ok", "no Claude Code MEMORY.md found")
+    details, over = [], 0
+    for memory_dir in dirs:
+        found = cliff(memory_dir / "MEMORY.md")
+        details.append(f"{found.path}: {found.lines} lines, {found.bytes} bytes "
+                       f"(limit {MAX_LINES} lines / {MAX_BYTES} bytes)")
+        if found.over:
+            over += 1
+            details.append(f"  never loaded ({len(found.dropped)} lines):")
+            details += [f"    {number}: {text[:100]}" for number, text in found.dropped]
+    if over:
+        return Check("claude-code memory", "warn", f"{over} MEMORY.md file(s) are past Claude Code's load limit; "
+                     "`hafiza import claude-code` keeps every line", details)
+    return Check("claude-code memory", "ok", f"{len(dirs)} MEMORY.md file(s) within the load limit", details)

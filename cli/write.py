@@ -55,15 +55,21 @@ def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, rea
 
 @cli.command("import")
 @click.argument("source")
+@click.argument("project", required=False)
+@click.option("--scope", help="Scope for memories imported from claude-code (default: project:<its folder>).")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid items and list the others, instead of refusing all.")
 @click.option("--json", "as_json", is_flag=True, help="Print the imported ids as JSON.")
 @click.pass_context
-def import_(ctx, source, skip_invalid, as_json):
-    """Import SOURCE: a JSONL file of {id?, title?, text, type?, tags?, scope?, created?}
-    or a folder of markdown files. One commit for the whole import."""
+def import_(ctx, source, project, scope, skip_invalid, as_json):
+    """Import SOURCE: a JSONL file of {id?, title?, text, type?, tags?, scope?, created?},
+    a folder of markdown files, or `claude-code [PROJECT]` (Claude Code's MEMORY.md and topic
+    files; re-running imports nothing twice). One commit for the whole import."""
     from hafiza.vault.importer import read_source
 
     vault = open_vault(ctx)
+    if source == "claude-code" and not Path(source).exists():
+        _import_claude_code(vault, project, scope, as_json)
+        return
     items, problems = read_source(Path(source))
     if problems and not skip_invalid:
         raise HafizaError(f"{problems[0]} ({len(problems)} problem(s); nothing imported; --skip-invalid imports the rest)")
@@ -154,3 +160,19 @@ def undo(ctx, commit):
     target, sha = vault.undo(commit)
     refresh(vault, quiet=True)
     click.echo(f"reverted {target[:10]} as {sha[:10]}")
+
+
+def _import_claude_code(vault, project, scope, as_json) -> None:
+    from hafiza.vault.claude import find_dirs, import_into
+
+    dirs = find_dirs(project)
+    if not dirs:
+        raise HafizaError(f"no Claude Code memory found{' for ' + project if project else ''} "
+                          "under ~/.claude/projects/*/memory/")
+    imported, seen = import_into(vault, dirs, scope)
+    refresh(vault)
+    if as_json:
+        emit({"imported": [m.id for m in imported], "already_imported": seen})
+        return
+    click.echo(f"imported {len(imported)} memories from Claude Code ({len(dirs)} project(s))"
+               + (f"; {seen} were imported before" if seen else ""))

@@ -53,7 +53,7 @@ def serve(root: Path) -> int:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
     server.listen(64)
-    server.settimeout(TICK)
+    server.settimeout(min(TICK, max(0.2, idle_seconds() / 2)))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     stats = {"pid": os.getpid(), "vault": str(root), "mode": mode, "started": time.time(), "served": 0}
     write_status(run, stats)

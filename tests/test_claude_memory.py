@@ -1,0 +1,64 @@
+"""Claude Code's MEMORY.md load cliff in `hafiza doctor`, and `hafiza import claude-code`."""
+
+import json
+from pathlib import Path
+
+from conftest import git_subjects, run_cli
+
+
+def make_claude_memory(home: Path, entries: int = 230) -> Path:
+    project = home / ".claude" / "projects" / "-work-shop-api"
+    memory = project / "memory"
+    memory.mkdir(parents=True)
+    (project / "0a1b.jsonl").write_text(json.dumps({"type": "user", "cwd": "/work/shop-api",
+                                                    "message": {"role": "user", "content": "hi"}}) + "\n")
+    lines = ["# Memory index", "- [User role](user_role.md) — who the user is",
+             "- [Testing feedback](feedback_testing.md) — how to test"]
+    lines += [f"- Note {n}: the shop-api service keeps setting number {n} in config/app.toml" for n in range(entries)]
+    (memory / "MEMORY.md").write_text("\n".join(lines) + "\n")
+    (memory / "user_role.md").write_text("---\nname: User role\ndescription: who\ntype: user\n---\n"
+                                         "The user is Deniz, a backend developer who prefers Go.\n")
+    (memory / "feedback_testing.md").write_text("---\nname: Testing feedback\ntype: feedback\n---\n"
+                                                "Run `go test ./...` before every commit; never skip the race detector.\n")
+    return memory
+
+
+def test_doctor_lists_exactly_the_lines_claude_code_never_loads(vault, tmp_path):
+    make_claude_memory(tmp_path / "home", entries=230)
+    out = run_cli("doctor", "--json", check=False).stdout
+    check = next(c for c in json.loads(out) if c["name"] == "claude-code memory")
+    assert check["level"] == "warn"
+    dropped = [line.strip() for line in check["details"] if line.strip()[:3].rstrip(":").isdigit()]
+    # 233 lines: the heading, two links and 230 notes; lines 201..233 are past the 200-line limit.
+    assert len(dropped) == 33
+    assert dropped[0].startswith("201: - Note 197:") and dropped[-1].startswith("233: - Note 229:")
+
+
+def test_doctor_applies_the_byte_limit_too(vault, tmp_path):
+    memory = make_claude_memory(tmp_path / "home", entries=0)
+    (memory / "MEMORY.md").write_text("".join(f"- {'x' * 298} {n}\n" for n in range(120)))  # ~36 KB, 120 lines
+    check = next(c for c in json.loads(run_cli("doctor", "--json", check=False).stdout)
+                 if c["name"] == "claude-code memory")
+    numbers = [int(line.strip().split(":")[0]) for line in check["details"] if line.strip()[:1].isdigit()]
+    assert numbers[0] == 83 and numbers[-1] == 120  # 82 lines of 302 bytes fit in 25,000
+
+
+def test_import_claude_code_keeps_everything_once(vault, tmp_path):
+    make_claude_memory(tmp_path / "home", entries=230)
+    out = json.loads(run_cli("import", "claude-code", "--json").stdout)
+    assert len(out["imported"]) == 232  # 230 index lines + 2 topic files; nothing past the cliff is lost
+    assert git_subjects(vault.root)[0] == "hafiza: import 232 memories"
+    again = json.loads(run_cli("import", "claude-code", "--json").stdout)
+    assert again == {"imported": [], "already_imported": 232}
+    assert git_subjects(vault.root)[0] == "hafiza: import 232 memories"  # no second commit
+    shown = json.loads(run_cli("show", "user-role", "--json").stdout)
+    assert shown["type"] == "identity" and shown["scope"] == "project:shop-api"
+    assert shown["source"] == "claude-code:-work-shop-api/user_role.md"
+    assert json.loads(run_cli("show", "testing-feedback", "--json").stdout)["type"] == "rule"
+    hits = json.loads(run_cli("search", "setting number 229", "--json", "--all-scopes").stdout)
+    assert hits[0]["title"].startswith("Note 229")
+
+
+def test_import_claude_code_without_memory_is_a_clear_error(vault):
+    proc = run_cli("import", "claude-code", check=False)
+    assert proc.returncode != 0 and proc.stderr.startswith("Error: no Claude Code memory found")

@@ -1,0 +1,139 @@
+"""Claude Code's auto-memory: where its MEMORY.md load limit drops lines, and importing it.
+
+Claude Code loads only the first 200 lines or 25,000 bytes of
+~/.claude/projects/<project>/memory/MEMORY.md, whichever comes first, and the
+file is append-newest, so the newest corrections are the first to vanish
+(anthropics/claude-code #25006). Topic files beside it are read on demand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_LINES = 200
+MAX_BYTES = 25_000
+# Claude Code's topic-file types, mapped onto hafiza's.
+TYPES = {"user": "identity", "feedback": "rule", "project": "knowledge", "reference": "knowledge"}
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+\.md)\)")
+
+
+@dataclass
+class Cliff:
+    path: Path
+    lines: int
+    bytes: int
+    dropped: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) never loaded
+
+    @property
+    def over(self) -> bool:
+        return bool(self.dropped)
+
+
+def projects_root(home: Path | None = None) -> Path:
+    return (home or Path.home()) / ".claude" / "projects"
+
+
+def memory_dirs(home: Path | None = None) -> list[Path]:
+    root = projects_root(home)
+    return sorted(p.parent for p in root.glob("*/memory/MEMORY.md")) if root.is_dir() else []
+
+
+def cliff(path: Path) -> Cliff:
+    """Which lines of a MEMORY.md Claude Code never loads."""
+    data = path.read_bytes()
+    lines = data.splitlines(keepends=True)
+    dropped, used = [], 0
+    for number, raw in enumerate(lines, 1):
+        used += len(raw)
+        if number > MAX_LINES or used > MAX_BYTES:
+            text = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if text.strip():
+                dropped.append((number, text))
+    return Cliff(path, len(lines), len(data), dropped)
+
+
+def project_name(memory_dir: Path) -> str | None:
+    """The project's folder name, read from a session transcript's `cwd` beside the memory folder."""
+    for transcript in sorted(memory_dir.parent.glob("*.jsonl"))[:5]:
+        try:
+            with open(transcript, encoding="utf-8") as fh:
+                for _, line in zip(range(50), fh):
+                    cwd = json.loads(line).get("cwd")
+                    if cwd:
+                        return Path(cwd).name
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None
+
+
+def items(memory_dir: Path, scope: str | None = None) -> list[dict]:
+    """Import items from MEMORY.md (entries that are not links) and every topic file.
+
+    Each item's `source` names where it came from, so a second import can skip it.
+    """
+    import frontmatter
+    import yaml
+
+    slug = memory_dir.parent.name
+    found = []
+    index = memory_dir / "MEMORY.md"
+    linked = set()
+    for number, line in enumerate(index.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        text = line.strip().lstrip("-*").strip()
+        links = _LINK.findall(line)
+        linked.update(target for _, target in links)
+        if not text or text.startswith("#") or links:
+            continue
+        digest = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+        found.append({"text": text, "scope": scope, "source": f"claude-code:{slug}/MEMORY.md#{digest}",
+                      "tags": ["claude-code"]})
+    for topic in sorted(memory_dir.glob("*.md")):
+        if topic.name == "MEMORY.md":
+            continue
+        try:
+            post = frontmatter.loads(topic.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError):
+            post = frontmatter.Post(topic.read_text(encoding="utf-8", errors="replace"))
+        meta = post.metadata if isinstance(post.metadata, dict) else {}
+        body = post.content.strip() or str(meta.get("description") or "")
+        if not body:
+            continue
+        found.append({"title": str(meta.get("name") or meta.get("description") or topic.stem.replace("_", " ")),
+                      "text": body, "type": TYPES.get(str(meta.get("type", "")).lower(), "knowledge"),
+                      "scope": scope, "tags": ["claude-code"], "source": f"claude-code:{slug}/{topic.name}"})
+    return found
+
+
+def import_into(vault, dirs: list[Path], scope: str | None = None) -> tuple[list, int]:
+    """Import the given memory folders as one commit; items imported before are skipped.
+
+    Returns (imported memories, how many were already there).
+    """
+    done = {m.source for m in vault.load_all()[0]}
+    fresh, seen = [], 0
+    for memory_dir in dirs:
+        project = scope or (f"project:{name}" if (name := project_name(memory_dir)) else "global")
+        for item in items(memory_dir, project):
+            if item["source"] in done:
+                seen += 1
+                continue
+            done.add(item["source"])
+            fresh.append(item)
+    if not fresh:
+        return [], seen
+    imported, _ = vault.import_many(fresh, source="claude-code")
+    return imported, seen
+
+
+def find_dirs(project: str | None, home: Path | None = None) -> list[Path]:
+    """Memory folders for PROJECT (a folder path, a project's slug, or None for all)."""
+    dirs = memory_dirs(home)
+    if not project:
+        return dirs
+    slug = re.sub(r"[^A-Za-z0-9]", "-", str(Path(project).expanduser().resolve())) if "/" in project else project
+    chosen = [d for d in dirs if d.parent.name in (slug, project)]
+    return chosen
