@@ -218,12 +218,17 @@ def main() -> None:
     if args.child:
         print(json.dumps(CHILDREN[args.child]()))
         return
+    # other work on the machine skews every number; say how busy it was
+    load_before = os.getloadavg()[0]
     results = measure(args.runs)
+    load_after = os.getloadavg()[0]
     print_table(results, args.runs)
+    print(f"  1-minute load average: {load_before:.2f} before, {load_after:.2f} after")
     if args.save:
         path = HERE / "results" / f"embed-{dt.date.today().isoformat()}.json"
         path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps({"runs": args.runs, "environment": environment(),
+        env = {**environment(), "loadavg_before": load_before, "loadavg_after": load_after}
+        path.write_text(json.dumps({"runs": args.runs, "environment": env,
                                     "results": results}, indent=2) + "\n")
         print(f"saved {path.relative_to(HERE.parent)}")
 

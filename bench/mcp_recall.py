@@ -11,8 +11,10 @@ SDK's direct dispatch, no subprocess, no JSON-RPC framing), 10 warm-up
 calls, then `--calls` timed `call_tool("recall", {"query", "limit": 5})`
 over generated TR/EN queries; median and p95. The tool does what it does for
 an agent: syncs the index against the files, searches with the floor, logs
-impressions. Beside it, the same searches by `Recall.search` directly, so
-the MCP layer's own cost is the difference.
+impressions. Each call is followed by the same search through
+`Recall.search` directly (also syncing), so the MCP layer's own cost is the
+median of the per-query differences, under the same machine noise; the
+1-minute load average before and after is recorded, since the machine is shared.
 """
 
 from __future__ import annotations
@@ -73,45 +75,42 @@ def embed(root: Path, embedder_name: str) -> float:
     return round(time.perf_counter() - start, 2)
 
 
-def bench_mcp(root: Path, queries: list[str]) -> dict:
+def bench(root: Path, queries: list[str]) -> dict:
+    """Each query through the MCP tool, then straight through Recall.search: both see the same noise."""
     import anyio
     from mcp import Client
 
     from hafiza.hooks.mcp import create_server
-
-    times, hits, mode = [], [], None
-
-    async def main():
-        nonlocal mode
-        async with Client(create_server(root)) as client:
-            for q in queries[:WARM_UP]:
-                await client.call_tool("recall", {"query": q, "limit": 5})
-            for q in queries:
-                start = time.perf_counter()
-                result = await client.call_tool("recall", {"query": q, "limit": 5})
-                times.append((time.perf_counter() - start) * 1000)
-                assert not result.is_error, result.content[0].text
-                hits.append(len(result.structured_content["hits"]))
-                mode = result.structured_content["mode"]
-
-    start = time.perf_counter()
-    anyio.run(main)
-    return {"mode": mode, "recall_call_ms": summary(times), "queries_with_hits": sum(1 for h in hits if h),
-            "first_use_s": round(time.perf_counter() - start - sum(times) / 1000, 2)}
-
-
-def bench_direct(root: Path, queries: list[str]) -> dict:
     from hafiza.indexer.recall import FLOOR, open_recall
 
     recall, mode = open_recall(root)
-    for q in queries[:WARM_UP]:
-        recall.search(q, limit=5, mode=mode, floor=FLOOR)
-    ms = []
-    for q in queries:
+    mcp_ms, direct_ms, hits = [], [], []
+
+    def direct(q: str) -> float:
         start = time.perf_counter()
         recall.search(q, limit=5, mode=mode, floor=FLOOR)
-        ms.append((time.perf_counter() - start) * 1000)
-    return summary(ms)
+        return (time.perf_counter() - start) * 1000
+
+    async def main():
+        async with Client(create_server(root)) as client:
+            for q in queries[:WARM_UP]:
+                await client.call_tool("recall", {"query": q, "limit": 5})
+                direct(q)
+            for q in queries:
+                start = time.perf_counter()
+                result = await client.call_tool("recall", {"query": q, "limit": 5})
+                mcp_ms.append((time.perf_counter() - start) * 1000)
+                assert not result.is_error, result.content[0].text
+                assert result.structured_content["mode"] == mode
+                hits.append(len(result.structured_content["hits"]))
+                direct_ms.append(direct(q))
+
+    load = os.getloadavg()[0]
+    anyio.run(main)
+    return {"mode": mode, "recall_call_ms": summary(mcp_ms), "direct_search_ms": summary(direct_ms),
+            "mcp_overhead_ms": round(statistics.median(m - d for m, d in zip(mcp_ms, direct_ms)), 2),
+            "queries_with_hits": sum(1 for h in hits if h),
+            "load_avg_1min": [round(load, 2), round(os.getloadavg()[0], 2)]}
 
 
 def machine() -> dict:
@@ -154,9 +153,7 @@ def main(argv=None) -> int:
                 run["embed_all_s"] = embed(root, name)
                 print(f"  embedded {args.n:,} with {name} in {run['embed_all_s']} s", file=sys.stderr)
             (root / ".hafiza" / "usage.log").unlink(missing_ok=True)  # same starting point for each run
-            run.update(bench_mcp(root, queries))
-            run["direct_search_ms"] = bench_direct(root, queries)
-            run["mcp_overhead_ms"] = round(run["recall_call_ms"]["median"] - run["direct_search_ms"]["median"], 2)
+            run.update(bench(root, queries))
             print(f"  {name}: recall call {run['recall_call_ms']['median']} ms median "
                   f"(p95 {run['recall_call_ms']['p95']}), Recall.search {run['direct_search_ms']['median']} ms",
                   file=sys.stderr)

@@ -318,8 +318,9 @@ def main(argv=None) -> int:
                          "seed": args.seed, "embedder": args.embedder, "bytecode": args.bytecode},
               "targets": {"hafiza_search_median_ms_at_5000": TARGET_SEARCH_MS, "reindex_s_at_5000": TARGET_REINDEX_S},
               "results": results, "verdicts": verdicts(results)}
-    for r in results:
-        r.pop("vault") if not args.keep else None
+    if not args.keep:
+        for r in results:
+            r.pop("vault")
     print()
     print(table(results))
     print()

@@ -39,6 +39,17 @@ def cli(ctx, vault_path):
     ctx.obj = resolve_vault(vault_path)
 
 
+def vault_root(ctx) -> Path:
+    """The vault folder, checked without importing the write path (fast for read commands)."""
+    from hafiza.vault.errors import VaultNotFound
+    from hafiza.vault.paths import is_vault
+
+    root = ctx.obj
+    if not is_vault(root):
+        raise VaultNotFound(f"no vault at {root}; create one with `hafiza init`")
+    return root
+
+
 def open_vault(ctx, actor: str = "cli"):
     from hafiza.vault.store import Vault
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .app import cli, emit, open_vault
+from .app import cli, emit, open_vault, vault_root
 
 
 def _scope_options(f):
@@ -25,24 +25,34 @@ def _scope_options(f):
 @_scope_options
 @click.option("--include-inactive", is_flag=True, help="Also superseded and archived memories.")
 @click.option("--explain", is_flag=True, help="Show each score's parts.")
+@click.option("--floor", "use_floor", is_flag=True,
+              help="Only what the hooks would inject: the relevance floor that keeps chitchat silent.")
 @click.option("--json", "as_json", is_flag=True, help="JSON with id, title, type, score, status, path.")
 @click.option("--batch", type=click.File("r"), help='JSON lines {"id", "query"} in; one JSON line per query out.')
 @click.pass_context
-def search(ctx, query, limit, mode, project, all_scopes, include_inactive, explain, as_json, batch):
-    """Search the vault for QUERY."""
-    from hafiza.indexer.recall import open_recall
+def search(ctx, query, limit, mode, project, all_scopes, include_inactive, explain, use_floor, as_json, batch):
+    """Search the vault for QUERY (hybrid when the meaning channel is on, else keywords).
+
+    Uses the warm recall process when it runs (it holds the model); otherwise
+    searches in-process.
+    """
     from hafiza.vault.paths import project_of
 
-    vault = open_vault(ctx)
-    recall, mode = open_recall(vault.root, mode)
-    options = dict(limit=limit, mode=mode, project=project or project_of(), all_scopes=all_scopes,
-                   include_inactive=include_inactive)
-    if batch is not None:
-        _batch(recall, batch, options, explain)
-        return
-    if not query:
+    root = vault_root(ctx)
+    if batch is None and not query:
         raise click.UsageError("give a QUERY (or --batch FILE)")
-    hits = recall.search(query, **options)
+    options = dict(limit=limit, project=project or project_of(), all_scopes=all_scopes,
+                   include_inactive=include_inactive)
+    hits = None if batch is not None or mode == "keyword" else _search_warm(root, query, mode, options, use_floor)
+    if hits is None:
+        from hafiza.indexer.recall import FLOOR, open_recall
+
+        recall, mode = open_recall(root, mode)
+        options.update(mode=mode, floor=FLOOR if use_floor else None)
+        if batch is not None:
+            _batch(recall, batch, options, explain)
+            return
+        hits = recall.search(query, **options)
     if as_json:
         emit([h.to_json(explain) for h in hits])
         return
@@ -53,6 +63,16 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
         click.echo(f"{hit.score:8.3f}  {click.style(hit.id, bold=True)}  ({hit.type}){label}  {hit.title}")
         if explain:
             click.echo("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))
+
+
+def _search_warm(root, query, mode, options, use_floor):
+    """Hits from the warm recall process, or None when it does not run (or lacks the mode)."""
+    from hafiza.hooks import wire
+    from hafiza.indexer.search import Hit
+
+    reply = wire.ask(root, {"op": "recall", "query": query, "mode": mode, "floor": use_floor,
+                            "explain": True, **options})
+    return None if reply is None else [Hit(**hit) for hit in reply["hits"]]
 
 
 def _batch(recall, lines, options, explain) -> None:

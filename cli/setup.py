@@ -9,12 +9,12 @@ from hafiza.hooks.payload import CLIENTS
 from .app import cli
 
 _SCOPE = click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
-                      help="Your own config files, or the current project's (committed with it).")
+                      help="Your own config files, or the current project's (they hold this machine's paths).")
 _DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the diff of every file it would change; write nothing.")
 
 
 @cli.command()
-@click.argument("client", type=click.Choice(CLIENTS))
+@click.argument("client", type=click.Choice(CLIENTS), metavar="CLIENT")
 @_SCOPE
 @_DRY_RUN
 @click.option("--no-mcp", is_flag=True, help="Leave the MCP server out.")
@@ -39,7 +39,7 @@ def install(ctx, client, scope, dry_run, no_mcp, no_hooks, plugin_dir):
 
 
 @cli.command()
-@click.argument("client", type=click.Choice(CLIENTS))
+@click.argument("client", type=click.Choice(CLIENTS), metavar="CLIENT")
 @_SCOPE
 @_DRY_RUN
 @click.option("--plugin", "plugin_dir", type=click.Path(file_okay=False),

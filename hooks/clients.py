@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Callable
 
 from .configs import ConfigError, edit_json, parse_json, place_hooks, place_server, toml_table, yaml_entry
-from .payload import CLIENTS, client_name  # noqa: F401  (re-exported for install.py)
 
 MARK = "hafiza.hooks"      # every hook command runs `python -m hafiza.hooks`; uninstall keys on it
 SERVER = "hafiza"          # the MCP server's name in every client
@@ -139,6 +138,15 @@ def targets(o, install: bool) -> tuple[list[Target], list[str]]:
     return t, notes
 
 
+def _template(relative: str) -> str:
+    """A file shipped in hooks/ (the plugin, the goose wrapper)."""
+    try:
+        return (PACKAGE / relative).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"hafiza's package lacks hooks/{relative} (a packaging bug); "
+                          "reinstall hafiza from its source tree.") from None
+
+
 def _default_vault() -> Path:
     from hafiza.vault.paths import resolve_vault
 
@@ -166,15 +174,14 @@ def _claude(o, t: _Targets, notes: list[str], install: bool) -> None:
 
 def _claude_plugin(o, t: _Targets, folder: Path, install: bool) -> None:
     """A copy of hooks/plugin/ whose commands use this interpreter instead of `hafiza` on PATH."""
-    source = PACKAGE / "plugin"
-    hooks = json.loads((source / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+    hooks = json.loads(_template("plugin/hooks/hooks.json"))
     for groups in hooks["hooks"].values():
         for group in groups:
             for handler in group["hooks"]:
                 handler["command"] = hook_command(o, "claude-code", handler["command"].split()[-1])
     command, *args = server_command(o.python)
     mcp = {"mcpServers": {SERVER: {"command": command, "args": args, **({"env": _env(o)} if o.vault else {})}}}
-    files = {folder / ".claude-plugin" / "plugin.json": (source / ".claude-plugin" / "plugin.json").read_text(),
+    files = {folder / ".claude-plugin" / "plugin.json": _template("plugin/.claude-plugin/plugin.json"),
              folder / "hooks" / "hooks.json": json.dumps(hooks, indent=2) + "\n",
              folder / ".mcp.json": json.dumps(mcp, indent=2) + "\n"}
     for path, content in files.items():
@@ -187,8 +194,9 @@ def _codex(o, t: _Targets, notes: list[str], install: bool) -> None:
         entries = _nested(o, "codex", CODEX_EVENTS, install)
         t.json(base / "hooks.json", lambda d, p: place_hooks(d, entries, MARK, p))
         if install:
-            notes.append("Codex runs new or changed hooks only after you trust them: start `codex`, type `/hooks`, "
-                         "and trust the four hafiza hooks (UserPromptSubmit, SessionStart, SessionEnd, PreCompact). "
+            notes.append("Codex runs new or changed hooks only after you trust them: start `codex` and choose "
+                         "\"Trust all and continue\" when it says the hooks are new, or type `/hooks` and press `t` "
+                         "to trust the four hafiza hooks (UserPromptSubmit, SessionStart, SessionEnd, PreCompact). "
                          "Until then Codex skips them silently (`codex exec` does not even warn). "
                          "Trust again after any install that changes hooks.json.")
     if o.mcp:
@@ -247,7 +255,7 @@ def _goose(o, t: _Targets, notes: list[str], install: bool) -> None:
         t.owned(plugin / "hooks" / "hooks.json", json.dumps(hooks, indent=2) + "\n" if install else None, MARK,
                 prune=(plugin / "hooks", plugin))
         wrapper = o.home / ".local" / "bin" / "hafiza-goose"
-        t.owned(wrapper, (PACKAGE / "goose" / "hafiza-goose").read_text() if install else None,
+        t.owned(wrapper, _template("goose/hafiza-goose") if install else None,
                 "hafiza install goose", mode=0o755)
         if install:
             notes.append(f"Start goose as `hafiza-goose` ({wrapper}) so each session gets its own "
@@ -289,7 +297,7 @@ def _opencode_spec(o) -> dict:
 
 def opencode_plugin(o) -> str:
     """hooks/opencode/hafiza.ts with the absolute hook command (and vault) filled in."""
-    text = (PACKAGE / "opencode" / "hafiza.ts").read_text(encoding="utf-8")
+    text = _template("opencode/hafiza.ts")
     command = [o.python, "-m", "hafiza.hooks", "opencode", "prompt"]
     text, n1 = re.subn(r"^const COMMAND: string\[\] = .*$", f"const COMMAND: string[] = {json.dumps(command)}",
                        text, count=1, flags=re.M)

@@ -165,10 +165,16 @@ def _join(lines: list[str], eol: str, final: bool) -> str:
     return eol.join(lines) + (eol if final and lines else "")
 
 
-# --- TOML: one delimited table (Codex's [mcp_servers.hafiza]) ---------------
+# --- TOML: one marked table (Codex's [mcp_servers.hafiza]) ------------------
 
-TOML_BEGIN = "# >>> hafiza: added by `hafiza install codex`; `hafiza uninstall codex` removes this block"
-TOML_END = "# <<< hafiza"
+# The marker is a comment on the line above the table header. Codex rewrites
+# config.toml itself (toml_edit: `/hooks` trust state, project trust, TUI
+# flags), appending tables at the end and keeping a file's trailing comment
+# last, so an end marker would end up below Codex's own tables. The table
+# therefore ends where the next table that is not one of its sub-tables begins.
+TOML_MARK = "# hafiza: added by `hafiza install codex`; `hafiza uninstall codex` removes this table"
+_OLD_END = "# <<< hafiza"   # the end marker of an earlier layout, removed wherever it is
+_HEADER = re.compile(r"\s*\[")
 
 
 def _toml_value(value) -> str:
@@ -191,37 +197,44 @@ def _parse_toml(text: str | None, path: Path) -> dict:
         raise ConfigError(f"{path} is not valid TOML: {exc}. Fix it and run again; nothing was changed.") from None
 
 
-def _toml_span(lines: list[str], path: Path) -> tuple[int, int] | None:
-    starts = [i for i, line in enumerate(lines) if line.startswith(TOML_BEGIN[:12])]
-    if not starts:
+def _toml_span(lines: list[str], section: str, name: str) -> tuple[int, int, bool] | None:
+    """(first line, end, marked) of the `[section.name]` table and its sub-tables, or None."""
+    table = rf"\s*{re.escape(section)}\s*\.\s*(?:{re.escape(name)}|\"{re.escape(name)}\")\s*"
+    header = re.compile(rf"\s*\[{table}\]\s*(#.*)?$")
+    sub = re.compile(rf"\s*\[{table}\.")
+    start = next((i for i, line in enumerate(lines) if header.match(line)), None)
+    if start is None:
         return None
-    ends = [i for i, line in enumerate(lines) if line.strip() == TOML_END and i > starts[0]]
-    if len(starts) > 1 or not ends:
-        raise ConfigError(f"{path}: hafiza's block markers ('{TOML_BEGIN[:12]}' ... '{TOML_END}') are damaged; "
-                          "repair or remove the block by hand. Nothing was changed.")
-    return starts[0], ends[0]
+    end = start + 1
+    while end < len(lines) and (not _HEADER.match(lines[end]) or sub.match(lines[end])):
+        end += 1
+    while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1  # blank lines and comments before the next table belong to it
+    marked = start > 0 and lines[start - 1] == TOML_MARK
+    return (start - 1 if marked else start), end, marked
 
 
 def toml_table(text: str | None, path: Path, table: tuple[str, str], values: dict | None) -> str | None:
-    """Set (values) or remove (None) hafiza's delimited `[a.b]` table; everything else stays byte for byte."""
+    """Set (values) or remove (None) hafiza's marked `[a.b]` table; everything else stays byte for byte."""
     old = _parse_toml(text, path)
     lines, eol, final = _lines(text)
-    span = _toml_span(lines, path)
-    outside = lines if span is None else lines[:span[0]] + lines[span[1] + 1:]
     section, name = table
-    if values is not None and name in (_parse_toml(_join(outside, eol, final), path).get(section) or {}):
-        raise ConfigError(f"{path} already defines [{section}.{name}] outside hafiza's markers (perhaps added by "
-                          f"hand or by the client's own `mcp add`); remove it and run again. Nothing was changed.")
+    span = _toml_span(lines, section, name)
+    if span and not span[2]:
+        if values is None:
+            return text  # the user's own table: not ours to remove
+        raise ConfigError(f"{path} already defines [{section}.{name}] without hafiza's marker line above it "
+                          f"(added by hand or by the client's own `mcp add`?); remove it and run again. "
+                          "Nothing was changed.")
     if values is None:
-        if span is None:
-            return text
-        new_text = _join(outside, eol, final) if outside else None
+        new = lines if span is None else lines[:span[0]] + lines[span[1]:]
     else:
-        block = [TOML_BEGIN, f"[{section}.{name}]", *(f"{k} = {_toml_value(v)}" for k, v in values.items()),
-                 TOML_END]
-        new = lines + block if span is None else lines[:span[0]] + block + lines[span[1] + 1:]
-        new_text = _join(new, eol, final or not lines)
-    _check_toml(old, new_text, path, table, values)
+        block = [TOML_MARK, f"[{section}.{name}]", *(f"{k} = {_toml_value(v)}" for k, v in values.items())]
+        new = lines + block if span is None else lines[:span[0]] + block + lines[span[1]:]
+    new = [line for line in new if line != _OLD_END]
+    new_text = _join(new, eol, final or not lines) if new else None
+    if new_text != text:
+        _check_toml(old, new_text, path, table, values)
     return text if new_text == text else new_text
 
 
@@ -357,8 +370,8 @@ def _yaml_remove(lines: list[str], section, name: str, key: str) -> list[str]:
     if not any(_content(lines[i]) for i in range(head + 1, end)):
         if lines[head].endswith(YAML_ADDED):
             return lines[:head] + lines[head + 1:]
-        if lines[head].endswith(YAML_WAS_EMPTY):
-            return [*lines[:head], f"{key}: {{}}", *lines[head + 1:]]
+        # An empty mapping, never a null: goose reads `extensions:` alone as null.
+        return [*lines[:head], f"{key}: {{}}", *lines[head + 1:]]
     return lines
 
 

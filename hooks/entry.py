@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from hafiza.vault import usage
-from hafiza.vault.paths import SIDECAR, project_of, resolve_vault
+from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
 
 from . import render, session, wire
 from .payload import Event, normalise
@@ -44,12 +44,12 @@ def main(argv: list[str] | None = None) -> int:
         event = normalise(argv[0], argv[1], data if isinstance(data, dict) else {})
         client = event.client
         root = resolve_vault(os.environ.get("HAFIZA_VAULT"))
-        if not (root / ".git").exists():
+        if not is_vault(root):
             _log(None, f"{event.client} {event.kind}: no vault at {root}; nothing injected")
             text = ""
         else:
             text = handle(event, root)
-        _emit(event, text)
+        _emit(event, text, root)
         _log(root, f"{event.client} {event.kind} {'injected ' + str(len(text)) + ' chars' if text else 'silent'} "
                    f"in {(time.monotonic() - started) * 1000:.0f} ms", verbose=True)
     except BaseException as exc:  # fail open, whatever happened
@@ -148,11 +148,19 @@ def _user_text(item: dict) -> str:
     return ""
 
 
-def _emit(event: Event, text: str) -> None:
+def _emit(event: Event, text: str, root: Path) -> None:
     if event.client == "goose":
         moim = os.environ.get("GOOSE_MOIM_MESSAGE_FILE")
-        if moim and event.kind in ("prompt", "start"):
-            _write_moim(Path(moim), text)
+        if moim and event.kind in ("prompt", "start") and is_vault(root):
+            # One file carries everything Goose sees each turn: the session's profile, then this turn's recall.
+            sidecar = root / SIDECAR
+            if event.kind == "start":
+                session.save_text(sidecar, event.client, event.session, "profile", text)
+                profile = text
+            else:
+                profile = session.load_text(sidecar, event.client, event.session, "profile")
+            _write_moim(Path(moim), "\n\n".join(part for part in (profile, text if event.kind == "prompt" else "")
+                                                 if part))
         return
     out = render.output(event.client, event.name, event.kind, text)
     if out:

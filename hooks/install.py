@@ -21,8 +21,8 @@ from pathlib import Path
 
 from . import clients
 from .configs import ConfigError, parse_json
+from .payload import client_name
 
-CLIENTS = clients.CLIENTS
 BACKUP_SUFFIX = ".hafiza-backup"
 
 
@@ -101,7 +101,7 @@ def _is_script(path: Path) -> bool:
 
 def resolve(options: Options) -> Options:
     """Options with every default filled in."""
-    client = clients.client_name(options.client)
+    client = client_name(options.client)
     if options.scope not in ("user", "project"):
         raise ConfigError(f"unknown scope {options.scope!r}; use user or project")
     home = Path(options.home or Path.home())

@@ -210,6 +210,8 @@ class Memories:
                 raise HafizaError("scope 'project' needs a project: the server is not running in a git "
                                   "repository; pass project:<name>", field="scope")
             return f"project:{self.project}"
+        if scope == "all":
+            raise HafizaError("'all' is for recall and list; a memory is 'global' or one project's", field="scope")
         return scope if scope == "global" or scope.startswith("project:") else f"project:{scope}"
 
     def _documents(self) -> list[dict]:
@@ -329,14 +331,14 @@ class Memories:
         self,
         type: Annotated[MemoryType | None, Field(description="only this type")] = None,
         status: Literal["active", "superseded", "archived", "all"] = "active",
-        scope: Annotated[str | None, Field(description="'global', a project name, or project:<name>; "
-                                                       "default: every scope")] = None,
+        scope: Annotated[str | None, Field(description="'global', a project name, project:<name>, "
+                                                       "or 'all' (the default)")] = None,
         limit: Annotated[int, Field(ge=1, le=500)] = LIST_LIMIT,
     ) -> ListResult:
         """Browse memories by type, status and scope, most recently updated first (no ranking: to find
         something by subject, use `recall`)."""
         with tool_errors():
-            wanted = self._scope(scope) if scope else None
+            wanted = self._scope(scope) if scope and scope != "all" else None
             docs = [d for d in self._documents()
                     if (not type or d["type"] == type) and (status == "all" or d["status"] == status)
                     and (not wanted or d["scope"] == wanted)]

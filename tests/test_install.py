@@ -17,8 +17,8 @@ import yaml
 from conftest import ROOT, run_cli
 from hafiza.hooks import clients
 from hafiza.hooks.configs import ConfigError
-from hafiza.hooks.install import CLIENTS, Options, apply, interpreter, plan_install, plan_uninstall
-from hafiza.hooks.payload import EVENTS
+from hafiza.hooks.install import Options, apply, interpreter, plan_install, plan_uninstall
+from hafiza.hooks.payload import CLIENTS, EVENTS
 
 PLUGIN = ROOT / "hooks" / "plugin"
 
@@ -77,6 +77,10 @@ def test_dry_run_prints_a_diff_and_writes_nothing(client):
     assert snapshot(home()) == {}
     assert "--- /dev/null" in proc.stdout and "\n+++ b" + str(home()) in proc.stdout
     assert "hafiza" in proc.stdout and "nothing was written" in proc.stdout
+    install(client)
+    installed = snapshot(home())
+    proc = run_cli("uninstall", client, "--dry-run")
+    assert "\n+++ /dev/null" in proc.stdout and snapshot(home()) == installed
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -302,7 +306,7 @@ def test_unexpected_shapes_are_errors():
 
 def test_codex_table_the_user_wrote_is_not_taken_over():
     toml = write(home() / ".codex/config.toml", '[mcp_servers.hafiza]\ncommand = "my-own-hafiza"\n')
-    with pytest.raises(ConfigError, match="outside hafiza's markers"):
+    with pytest.raises(ConfigError, match="without hafiza's marker line"):
         plan_install(Options("codex", hooks=False))
     assert plan_uninstall(Options("codex")).changes == []
     assert toml.read_text().startswith("[mcp_servers.hafiza]")
@@ -410,3 +414,32 @@ def test_plugin_copy_uses_absolute_paths(tmp_path):
     assert json.loads((folder / ".claude-plugin" / "plugin.json").read_text())["name"] == "hafiza"
     run_cli("uninstall", "claude-code", "--plugin", str(folder))
     assert not folder.exists()
+
+
+# --- clients rewrite their own config files --------------------------------
+
+def test_codex_rewriting_config_toml_keeps_both_sides():
+    """Codex's `/hooks` trust step appends its own tables after ours (seen with codex-cli 0.171)."""
+    config = write(home() / ".codex/config.toml", 'model = "gpt-5"\n')
+    install("codex")
+    codex_state = ('\n[projects."/work"]\ntrust_level = "trusted"\n\n[hooks.state]\n\n'
+                   f'[hooks.state."{home()}/.codex/hooks.json:user_prompt_submit:0:0"]\n'
+                   'trusted_hash = "sha256:5354"\n')
+    config.write_text(config.read_text() + codex_state)
+    assert plan_install(Options("codex")).changes == []  # still installed, nothing to redo
+    uninstall("codex")
+    text = config.read_text()
+    assert text == 'model = "gpt-5"\n' + codex_state and "hafiza" not in text
+    assert tomllib.loads(text)["hooks"]["state"]
+
+
+def test_goose_rewriting_config_yaml_still_uninstalls():
+    """Goose re-serialises config.yaml (serde_yaml) when it records plugins: our comments go, keys get sorted."""
+    config = write(home() / ".config/goose/config.yaml", "GOOSE_MODEL: x\n")
+    install("goose", hooks=False)
+    data = yaml.safe_load(config.read_text())
+    data["plugins"] = {"/somewhere": {"enabled": True}}
+    config.write_text(yaml.safe_dump(data, sort_keys=True))
+    uninstall("goose")
+    after = yaml.safe_load(config.read_text())
+    assert after == {"GOOSE_MODEL": "x", "extensions": {}, "plugins": {"/somewhere": {"enabled": True}}}

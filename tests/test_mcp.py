@@ -217,6 +217,7 @@ BAD_INPUT = [
     ("remember", {"text": "   "}, "text"),
     ("remember", {"text": "A note.", "type": "opinion"}, "type"),
     ("remember", {"text": "A note.", "scope": "project:no spaces"}, "scope"),
+    ("remember", {"text": "A note.", "scope": "all"}, "scope"),
     ("remember", {"text": "A note.", "supersedes": ["no-such-memory"]}, "supersedes"),
     ("supersede", {"old_id": "no-such-memory", "new_id": "kept", "reason": "r"}, "old_id"),
     ("supersede", {"old_id": "kept", "new_id": "no-such-memory", "reason": "r"}, "new_id"),
@@ -283,6 +284,7 @@ def test_recall_is_silent_when_nothing_is_relevant_and_respects_scope(vault):
             scoped = await ok(client, "remember", text="Billing uses pnpm.", scope="project")
             assert scoped["scope"] == "project:billing-api"
             assert (await ok(client, "list", scope="mobil-app"))["total"] == 1
+            assert (await ok(client, "list", scope="all"))["total"] == 3
 
     anyio.run(main)
 

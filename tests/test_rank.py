@@ -199,6 +199,24 @@ def test_superseded_and_archived_are_left_out_unless_asked_for(vault):
     assert by_id(hits)["npm"].superseded_by == "pnpm"
 
 
+def test_a_memory_superseded_after_it_was_indexed_leaves_search(vault):
+    # The index is updated in place: the old version's postings linger (deleted) until a merge.
+    vault.remember("Install packages with npm install.", id="npm")
+    assert [h.id for h in search(vault, "install packages")] == ["npm"]
+    vault.remember("Install packages with pnpm install.", id="pnpm", supersedes=["npm"])
+    assert [h.id for h in search(vault, "install packages")] == ["pnpm"]
+    assert [h.id for h in search(vault, "install packages", all_scopes=False)] == ["pnpm"]
+
+
+def test_a_memory_moved_to_another_project_leaves_the_global_scope(vault):
+    vault.remember("The linter is ruff.", id="linter")
+    assert [h.id for h in search(vault, "linter", all_scopes=False)] == ["linter"]
+    path = vault.memories_dir / "linter.md"
+    path.write_text(path.read_text().replace("scope: global", "scope: project:shop"))
+    assert [h.id for h in search(vault, "linter", all_scopes=False)] == []
+    assert [h.id for h in search(vault, "linter", all_scopes=False, project="shop")] == ["linter"]
+
+
 def test_include_inactive_on_the_command_line(vault):
     vault.import_many([{"id": "npm", "text": "Install packages with npm install."},
                        {"id": "pnpm", "text": "Install packages with pnpm install.", "supersedes": ["npm"]}],

@@ -52,6 +52,16 @@ def test_each_kind_of_secret_is_found_by_name(kind):
 
 
 @pytest.mark.parametrize("kind", SECRETS)
+def test_the_vault_refuses_a_secret_and_writes_nothing(vault, kind):
+    before = git_subjects(vault.root)
+    with pytest.raises(SecretRefused) as err:
+        vault.remember(f"Deploy key for staging is {SECRETS[kind]} keep it safe", title="Staging key")
+    assert f"({REPORTED.get(kind, kind)})" in err.value.message
+    assert err.value.exit_code == 4 and err.value.field == "text"
+    assert vault.paths() == [] and git_subjects(vault.root) == before and not vault.git.dirty()
+
+
+@pytest.mark.parametrize("kind", ["AWS access key id", "private key", "long high-entropy string"])
 def test_remember_refuses_a_secret_and_writes_nothing(vault, kind):
     secret = SECRETS[kind]
     before = git_subjects(vault.root)

@@ -147,7 +147,7 @@ def test_every_change_is_exactly_one_commit(vault):
         lambda: vault.forget("staging", reason="server gone"),
         lambda: vault.rewrite("pnpm", model.dump(vault.get("pnpm").evolve(body="We use pnpm 9."))),
         lambda: vault.import_many([{"text": "one"}, {"text": "two"}], source="import:test"),
-        lambda: vault.record_use(["pnpm"]) and vault.fold(),
+        lambda: (vault.record_use(["pnpm"]), vault.fold()),
         lambda: vault.undo(),
     ]
     for step in steps:
@@ -416,3 +416,39 @@ def test_files_that_do_not_parse_are_skipped_by_load_all(vault):
 def test_lock_file_records_the_writer_pid(vault):
     vault.remember("x", id="x")
     assert vault.lock_path.read_text().strip() == str(os.getpid())
+
+
+def test_import_items_are_normalised_like_frontmatter(vault):
+    memories, _ = vault.import_many([{"text": "Tags as one string.", "tags": "deploy", "aliases": "canlıya çıkmak"},
+                                     {"text": 2026, "title": 42}], source="import:test")
+    assert (memories[0].tags, memories[0].aliases) == (["deploy"], ["canlıya çıkmak"])
+    assert (memories[1].body, memories[1].title) == ("2026", "42")
+
+
+@pytest.mark.parametrize("item, error", [
+    ({"text": "x", "tags": {"a": 1}}, "tags: expected a string or a list of strings"),
+    ({"text": "x", "type": 5}, "type: expected a string, got 5"),
+    ({"text": ["a", "list"]}, "text: expected a string"),
+    ({"text": "x", "supersedes": [{"id": "a"}]}, "supersedes: expected a string"),
+])
+def test_import_items_of_the_wrong_shape_are_refused_by_field(vault, item, error):
+    with pytest.raises(HafizaError, match=error) as err:
+        vault.import_many([item], source="import:test")
+    assert err.value.field == error.split(":")[0]
+    assert vault.paths() == []
+
+
+def test_a_remember_superseding_one_string_is_not_split_into_letters(vault):
+    vault.remember("We use npm.", id="npm")
+    vault.remember("We use pnpm.", id="pnpm", supersedes="npm")
+    assert vault.get("npm").superseded_by == "pnpm" and vault.get("pnpm").supersedes == ["npm"]
+
+
+def test_ids_declared_by_hand_made_files_are_taken(vault):
+    hand_write(vault, "Notes From Ayse.md", "id: deploy-notes\ntitle: Deploy notes", "Hand made.")
+    assert "deploy-notes" in vault.taken_ids()
+    with pytest.raises(HafizaError, match="already taken"):
+        vault.remember("Another.", id="deploy-notes")
+    assert vault.remember("Another.", title="Deploy notes").id == "deploy-notes-2"
+    assert vault.record_use(["deploy-notes"]) == ["deploy-notes"]
+    assert vault.load_all()[1] == []  # no duplicate ids were made

@@ -61,8 +61,7 @@ class GitStore:
         try:
             return self.repo.git.execute(["git", *self._identity_args(), *args], env=env, strip_newline_in_stdout=False)
         except git.GitCommandError as exc:
-            detail = (exc.stderr or exc.stdout or "").strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {detail[-1] if detail else exc}") from None
+            raise GitError(f"git {args[0]} failed: {_reason(exc)}") from None
 
     def _identity_args(self) -> list[str]:
         # Commit as the user where git knows them; a fresh machine without an identity still works.
@@ -126,6 +125,26 @@ class GitStore:
     def changed_paths(self, sha: str) -> list[str]:
         out = self._run("show", "--name-only", "--format=", sha)
         return [line for line in out.splitlines() if line.strip()]
+
+
+def _unwrap(text) -> str:
+    """GitPython quotes captured output as `stderr: '...'`; take the quotes off."""
+    text = str(text or "").strip()
+    for tag in ("stderr: '", "stdout: '"):
+        if text.startswith(tag) and text.endswith("'"):
+            return text[len(tag):-1]
+    return text
+
+
+def _reason(exc) -> str:
+    """The informative line of git's output: a conflict, else an error, never a `hint:`."""
+    lines = [line.strip() for text in (exc.stdout, exc.stderr) for line in _unwrap(text).splitlines()]
+    lines = [line for line in lines if line and not line.startswith("hint:")]
+    for prefix in ("CONFLICT", "fatal:", "error:"):
+        found = [line for line in lines if line.startswith(prefix)]
+        if found:
+            return found[0]
+    return lines[-1] if lines else str(exc)
 
 
 def _parse_entry(chunk: str) -> Commit:

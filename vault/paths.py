@@ -23,6 +23,10 @@ def resolve_vault(explicit: str | os.PathLike | None = None) -> Path:
     return Path(explicit).expanduser().resolve() if explicit else default_vault().resolve()
 
 
+def is_vault(root: Path) -> bool:
+    return (Path(root) / ".git").exists() and (Path(root) / MEMORIES).is_dir()
+
+
 def project_of(cwd: str | os.PathLike | None = None) -> str | None:
     """Name of the git repository holding `cwd` (its top folder's name), or None."""
     here = Path(cwd or os.getcwd()).resolve()

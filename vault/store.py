@@ -9,24 +9,29 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import model, secrets, usage
-from .errors import FrontmatterError, HafizaError, MemoryNotFound, VaultNotFound
+from .errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, VaultNotFound
 from .ids import is_valid_id, slugify, unique_id
 from .lock import DEFAULT_TIMEOUT, locked
 from .model import Memory
-from .paths import MEMORIES, SIDECAR
+from .paths import MEMORIES, SIDECAR, is_vault
 
 GITIGNORE = f"{SIDECAR}/\n"
 FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is this old
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and rename: readers see old or new, never half."""
+def atomic_write(path: Path, text: str, fsync: bool = True) -> None:
+    """Write via a temp file in the same folder and rename: readers see old or new, never half.
+
+    A bulk import skips the per-file fsync (3.6 s vs 0.4 s for 2,000 files); the
+    commit that follows records the content in git either way.
+    """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
+            if fsync:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -36,6 +41,25 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def _text(value, what: str, numbers: bool = True) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise HafizaError(f"{what}: expected a string, got {value!r}", field=what)
+
+
+def _strings(value, what: str) -> list[str]:
+    """A list of strings from None, one string, or a list/tuple of strings (and numbers)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [_text(v, what) for v in value if v is not None]
+    raise HafizaError(f"{what}: expected a string or a list of strings, got {value!r}", field=what)
+
+
 class Vault:
     """A memory vault rooted at `root`: a git repository of markdown files."""
 
@@ -43,6 +67,7 @@ class Vault:
         self.root = Path(root)
         self.actor = actor
         self.lock_timeout = lock_timeout  # seconds a writer waits for the lock before VaultLocked
+        self._implicit: set[str] = set()  # commits `transaction` made before the caller's change
         self.memories_dir = self.root / MEMORIES
         self.sidecar = self.root / SIDECAR
         self.lock_path = self.sidecar / "write.lock"
@@ -73,7 +98,7 @@ class Vault:
         return vault
 
     def exists(self) -> bool:
-        return (self.root / ".git").exists() and self.memories_dir.is_dir()
+        return is_vault(self.root)
 
     def require(self) -> "Vault":
         if not self.exists():
@@ -119,7 +144,18 @@ class Vault:
         raise MemoryNotFound(f"no memory with id {memory_id!r}", field="id")
 
     def taken_ids(self) -> set[str]:
-        return {p.stem for p in self.paths()}
+        """Ids in use: every file's name, and the id a hand-made file declares under another name.
+
+        Without the declared ids a new memory could reuse one, and the index would skip it as
+        a duplicate. Only each header's `id:` line is read, not the YAML (~70 ms at 5,000 files).
+        """
+        taken = set()
+        for path in self.paths():
+            taken.add(path.stem)
+            declared = model.declared_id(path)
+            if declared:
+                taken.add(declared)
+        return taken
 
     # ---- writing: every public write is one commit under the writer lock
 
@@ -130,17 +166,21 @@ class Vault:
 
         self.require()
         with locked(self.lock_path, self.lock_timeout):
+            # Commits made on the way in are not what the caller asked for: undo must not pick them.
+            self._implicit = set()
             if self.git.dirty():
-                self.git.commit(None, message("record manual edits", "manual-edits", "user"))
+                self._implicit.add(self.git.commit(None, message("record manual edits", "manual-edits", "user")))
             first = usage.oldest(self.sidecar)
             if first is not None and dt.datetime.now() - first > FOLD_AFTER:
+                before = self.git.head()
                 self._fold_locked()
+                self._implicit |= {self.git.head()} - {before}
             yield
 
-    def write_file(self, memory: Memory) -> Path:
+    def write_file(self, memory: Memory, fsync: bool = True) -> Path:
         """Write one memory file atomically (call inside `transaction`, then `commit`)."""
         path = memory.path or self.memories_dir / f"{memory.id}.md"
-        atomic_write(path, model.dump(memory))
+        atomic_write(path, model.dump(memory), fsync)
         return path
 
     def commit(self, paths, subject: str, action: str, reason: str | None = None) -> str:
@@ -153,6 +193,11 @@ class Vault:
     def new_memory(self, text: str, *, title=None, type=None, tags=(), scope=None, id=None,
                    aliases=(), supersedes=(), source=None, created=None, taken=None) -> Memory:
         """Validate input and build a Memory (not yet written). Raises HafizaError naming the field."""
+        # Input may come from JSONL, markdown headers or MCP: a number is text, a lone string a list.
+        text, title = _text(text, "text"), _text(title, "title")
+        type, scope, id = (_text(v, k, numbers=False) for k, v in (("type", type), ("scope", scope), ("id", id)))
+        tags, aliases = _strings(tags, "tags"), _strings(aliases, "aliases")
+        supersedes = _strings(supersedes, "supersedes")
         text = (text or "").strip()
         if not text:
             raise HafizaError("the memory text is empty", field="text")
@@ -184,7 +229,7 @@ class Vault:
         """Write a new memory; memories it supersedes are marked so in the same commit."""
         with self.transaction():
             memory = self.new_memory(text, supersedes=supersedes, **fields)
-            olds = [self._superseded(old_id, memory.id) for old_id in supersedes]
+            olds = [self._superseded(old_id, memory.id) for old_id in memory.supersedes]
             paths = [self.write_file(memory)] + [self.write_file(old) for old in olds]
             ids = " ".join([memory.id] + [f"(supersedes {o.id})" for o in olds])
             self.commit(paths, f"remember {ids}", "remember", reason)
@@ -263,7 +308,7 @@ class Vault:
                 touched[memory.id] = memory
                 for old in olds:
                     touched[old.id] = old.evolve(status="superseded", superseded_by=memory.id)
-            paths = [self.write_file(m) for m in touched.values()]
+            paths = [self.write_file(m, fsync=len(touched) < 20) for m in touched.values()]
             if paths:
                 self.commit(paths, f"import {len(memories)} memories", "import", f"from {source}")
         return memories, problems
@@ -283,8 +328,10 @@ class Vault:
 
     def record_use(self, ids, session: str | None = None) -> list[str]:
         """Log a use of each id (the only upward usefulness signal); unknown ids raise."""
-        taken = self.taken_ids()
-        missing = [i for i in ids if i not in taken]
+        missing = [i for i in ids if not (is_valid_id(i) and (self.memories_dir / f"{i}.md").is_file())]
+        if missing:  # only then read every header, for hand-made files named otherwise
+            taken = self.taken_ids()
+            missing = [i for i in missing if i not in taken]
         if missing:
             raise MemoryNotFound(f"no memory with id {missing[0]!r}", field="ids")
         usage.append(self.sidecar, "used", ids, session)
@@ -317,11 +364,16 @@ class Vault:
 
         with self.transaction():
             if rev is None:
-                target = next((c for c in self.git.log(200) if c.is_hafiza and c.action not in ("init",)), None)
+                # The latest change hafiza made; a person's own edits it merely recorded are theirs to revert.
+                target = next((c for c in self.git.log(200) if c.is_hafiza and c.sha not in self._implicit
+                               and c.action not in ("init", "manual-edits")), None)
                 if target is None:
                     raise HafizaError("there is no hafiza commit to undo")
             else:
-                target = self.git.get(rev)
+                try:
+                    target = self.git.get(rev)
+                except GitError:
+                    raise HafizaError(f"no commit {rev!r} in the vault's history", field="commit") from None
                 if not target.is_hafiza:
                     raise HafizaError(f"{target.sha[:10]} is not a hafiza commit ({target.subject!r}); "
                                       "use git revert for your own commits")
