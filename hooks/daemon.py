@@ -23,7 +23,7 @@ from .wire import run_dir, socket_path
 
 IDLE_SECONDS = 30 * 60
 MAX_RSS_MB = 768   # a bound, not a budget: the model is ~30 MB mapped, 5,000 vectors ~10 MB
-TICK = 5.0
+TICK = 2.0  # idle checks and full index syncs happen this often
 
 
 def idle_seconds() -> float:
@@ -46,6 +46,7 @@ def serve(root: Path) -> int:
     from .service import answer
 
     recall, mode = open_recall(root)
+    recall.quick_sync = True
     warm_up(recall, mode)
     path = socket_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,7 +58,7 @@ def serve(root: Path) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     stats = {"pid": os.getpid(), "vault": str(root), "mode": mode, "started": time.time(), "served": 0}
     write_status(run, stats)
-    last = time.monotonic()
+    last = last_full = time.monotonic()
     try:
         while True:
             try:
@@ -65,6 +66,8 @@ def serve(root: Path) -> int:
             except socket.timeout:
                 if time.monotonic() - last > idle_seconds() or not (root / ".git").exists():
                     return 0
+                recall.index.sync()  # full: picks up in-place hand edits the quick check cannot see
+                last_full = time.monotonic()
                 continue
             last = time.monotonic()
             with conn:
@@ -72,6 +75,9 @@ def serve(root: Path) -> int:
             stats["served"] += 1
             if stop or rss_mb() > MAX_RSS_MB:
                 return 0
+            if time.monotonic() - last_full > TICK:  # busy: sync fully after answering, not before
+                recall.index.sync()
+                last_full = time.monotonic()
     finally:
         server.close()
         path.unlink(missing_ok=True)

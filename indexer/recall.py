@@ -54,6 +54,7 @@ class Recall:
         self._vectors = None
         self._vectors_stamp = None
         self._background = None
+        self.quick_sync = False  # the warm process sets this and runs full syncs when idle
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -96,7 +97,7 @@ class Recall:
 
     def _search(self, query, limit, mode, project, all_scopes, include_inactive, today, sync, floor,
                 exclude, context) -> list[Hit]:
-        ix = self.index.open() if sync or self.index._ix is None else self.index._ix
+        ix = self.index.open(quick=self.quick_sync) if sync or self.index._ix is None else self.index._ix
         words = query_terms(query)
         extra = [w for w in query_terms(context) if w not in words] if context else []
         scope = dict(project=project, all_scopes=all_scopes, include_inactive=include_inactive)

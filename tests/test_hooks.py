@@ -301,3 +301,25 @@ def test_the_console_script_hook_command_takes_the_fast_path(filled):
     assert proc.returncode == 0 and "production-deploys-only-from-main" in context_of(proc.stdout)
     assert "Run a client's hook" in subprocess.run([str(hafiza), "hook", "--help"], capture_output=True,
                                                    text=True).stdout
+
+
+def test_the_warm_process_sees_new_and_hand_edited_memories(filled):
+    env = {"HAFIZA_EMBEDDER": "none"}
+    subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(filled.root)],
+                     env={**os.environ, **env}, start_new_session=True)
+    try:
+        assert _wait(lambda: wire.ask(filled.root, {"op": "ping"}) is not None)
+        filled.remember("Kafka topics are created by Terraform only, never by hand.", title="Kafka topics via Terraform")
+        prompt = {**CLAUDE_PROMPT, "prompt": "how are kafka topics created here?"}
+        assert "kafka-topics-via-terraform" in context_of(hook("claude-code", "UserPromptSubmit", prompt, env))
+        # An in-place edit (no rename, so the folder's mtime stays) is picked up by the idle full sync.
+        path = filled.memories_dir / "kafka-topics-via-terraform.md"
+        with open(path, "r+", encoding="utf-8") as fh:
+            text = fh.read().replace("Kafka topics are created", "Kafka topics and Zookeeper nodes are created")
+            fh.seek(0)
+            fh.write(text)
+        zk = {**prompt, "session_id": "zk", "prompt": "who creates the zookeeper nodes?"}
+        assert _wait(lambda: "kafka-topics-via-terraform" in context_of(hook("claude-code", "UserPromptSubmit",
+                                                                           zk, env)), 15)
+    finally:
+        _stop(filled.root)
