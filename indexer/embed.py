@@ -73,7 +73,7 @@ def default_embedder() -> Embedder | None:
 
     None means the meaning channel is off; recall is keyword-only.
     """
-    from .recall import embedder_choice
+    from .config import embedder_choice
 
     choice = embedder_choice()
     if choice == "none":

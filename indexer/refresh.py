@@ -16,7 +16,7 @@ def refresh_all(root: Path, progress=None, embedder="default", rebuild: bool = F
     index = Index(root)
     report = index.rebuild(progress) if rebuild else index.sync(progress)
     if embedder == "default":
-        from .recall import embedder_choice
+        from .config import embedder_choice
 
         embedder = None
         if embedder_choice() != "none":

@@ -452,3 +452,15 @@ def test_ids_declared_by_hand_made_files_are_taken(vault):
     assert vault.remember("Another.", title="Deploy notes").id == "deploy-notes-2"
     assert vault.record_use(["deploy-notes"]) == ["deploy-notes"]
     assert vault.load_all()[1] == []  # no duplicate ids were made
+
+
+def test_a_secret_in_a_hand_edit_is_never_committed(vault):
+    from hafiza.vault.errors import SecretRefused
+
+    vault.remember("The staging host is stg-ist-2.", id="staging")
+    path = vault.memories_dir / "staging.md"
+    path.write_text(path.read_text() + "\ntoken: " + "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + "\n")
+    head = vault.git.head()
+    with pytest.raises(SecretRefused, match="memories/staging.md"):
+        vault.remember("Another memory.", id="another")
+    assert vault.git.head() == head and not (vault.memories_dir / "another.md").exists()

@@ -73,7 +73,20 @@ class GitStore:
         return self._identity
 
     def dirty(self) -> bool:
-        return bool(self._run("status", "--porcelain", "--untracked-files=all").strip())
+        return bool(self.changed())
+
+    def changed(self) -> list[str]:
+        """Paths with uncommitted changes (added, modified or untracked), relative to the root."""
+        out = self._run("status", "--porcelain", "-z", "--untracked-files=all")
+        entries = out.split("\0")
+        paths, skip = [], False
+        for entry in entries:
+            if skip or len(entry) < 4:
+                skip = False
+                continue
+            paths.append(entry[3:])
+            skip = entry[0] in "RC"  # a rename is followed by its source path
+        return paths
 
     def head(self) -> str | None:
         try:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import model, secrets, usage
-from .errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, VaultNotFound
+from .errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
 from .ids import is_valid_id, slugify, unique_id
 from .lock import DEFAULT_TIMEOUT, locked
 from .model import Memory
@@ -168,7 +168,9 @@ class Vault:
         with locked(self.lock_path, self.lock_timeout):
             # Commits made on the way in are not what the caller asked for: undo must not pick them.
             self._implicit = set()
-            if self.git.dirty():
+            changed = self.git.changed()
+            if changed:
+                self._check_hand_edits(changed)
                 self._implicit.add(self.git.commit(None, message("record manual edits", "manual-edits", "user")))
             first = usage.oldest(self.sidecar)
             if first is not None and dt.datetime.now() - first > FOLD_AFTER:
@@ -176,6 +178,20 @@ class Vault:
                 self._fold_locked()
                 self._implicit |= {self.git.head()} - {before}
             yield
+
+    def _check_hand_edits(self, paths: list[str]) -> None:
+        """Hand edits are committed before hafiza's own change: never with a secret in them."""
+        for rel in paths:
+            path = self.root / rel
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # deleted, a folder, or binary: nothing a secret scan can read
+            found = secrets.find_secrets(text)
+            if found:
+                raise SecretRefused(f"{rel} (a hand edit, not yet committed) contains what looks like a secret "
+                                    f"({', '.join(found)}); remove it, then try again. Nothing was committed.",
+                                    field="path")
 
     def write_file(self, memory: Memory, fsync: bool = True) -> Path:
         """Write one memory file atomically (call inside `transaction`, then `commit`)."""
