@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from hafiza.vault import usage
+from hafiza.vault.files import atomic_write
 from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
 
 from . import render, session, wire
@@ -170,9 +171,7 @@ def _emit(event: Event, text: str, root: Path) -> None:
 
 def _write_moim(path: Path, text: str) -> None:
     """Goose re-reads this file every turn; replace it whole (an empty file clears stale recall)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, text, fsync=False)
 
 
 def _arm_timeout(seconds: float) -> None:

@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+from hafiza.vault.files import append_lines, atomic_write
+
 KEEP_SECONDS = 7 * 24 * 3600
 SPOOL = "spool.jsonl"
 
@@ -28,9 +30,7 @@ def add_seen(sidecar: Path, client: str, session: str, ids) -> None:
     path = _path(sidecar, client, session)
     state = sorted(seen(sidecar, client, session) | set(ids))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"client": client, "session": session, "seen": state}))
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps({"client": client, "session": session, "seen": state}), fsync=False)
 
 
 def save_text(sidecar: Path, client: str, session: str, name: str, text: str) -> None:
@@ -74,9 +74,4 @@ def spool(sidecar: Path, event) -> None:
     line = json.dumps({"client": event.client, "event": event.kind, "session": event.session,
                        "transcript": event.transcript, "cwd": event.cwd, "source": event.source,
                        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, ensure_ascii=False) + "\n"
-    sidecar.mkdir(parents=True, exist_ok=True)
-    fd = os.open(sidecar / SPOOL, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
+    append_lines(sidecar / SPOOL, line)

@@ -14,7 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hafiza.vault.lock import try_locked, locked
+from hafiza.vault.files import atomic_write
+from hafiza.vault.lock import locked, try_locked
 from hafiza.vault.paths import MEMORIES, SIDECAR
 
 from .schema import SCHEMA_VERSION, schema
@@ -67,9 +68,8 @@ class Index:
         return data["files"]
 
     def _save_manifest(self, files: dict) -> None:
-        tmp = self.manifest_path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": SCHEMA_VERSION, "files": files}, ensure_ascii=False))
-        os.replace(tmp, self.manifest_path)
+        atomic_write(self.manifest_path, json.dumps({"version": SCHEMA_VERSION, "files": files}, ensure_ascii=False),
+                     fsync=False)
 
     def _scan(self) -> dict[str, tuple[int, int]]:
         out = {}

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Callable, Iterable
@@ -27,6 +26,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from hafiza.indexer.embed import Embedder
+from hafiza.vault.files import atomic_write
 
 VECTORS = "vectors.npy"
 META = "vectors.json"
@@ -118,12 +118,12 @@ class VectorStore:
         """Rows first, then the json that vouches for them (CRC and count)."""
         name, version, dim = self.embedder
         self.dir.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.dir / VECTORS,
+        atomic_write(self.dir / VECTORS,
                       lambda f: np.lib.format.write_array(f, matrix, allow_pickle=False))
         meta = {"format": _FORMAT, "embedder": name, "version": version, "dim": dim,
                 "rows": len(ids), "crc32": _crc(matrix), "ids": ids, "hashes": hashes}
         data = json.dumps(meta, ensure_ascii=False).encode("utf-8")
-        _atomic_write(self.dir / META, lambda f: f.write(data))
+        atomic_write(self.dir / META, lambda f: f.write(data))
 
     # ---------------------------------------------------------------- search
 
@@ -222,20 +222,3 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
     else:
         part = np.arange(len(scores))
     return part[np.lexsort((part, -scores[part]))]
-
-
-def _atomic_write(path: Path, write: Callable) -> None:
-    """Write to a temp file beside `path`, fsync, then os.replace it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise

@@ -12,7 +12,8 @@ import pytest
 from conftest import git_subjects, run_cli
 from hafiza.vault import model, usage
 from hafiza.vault.errors import FrontmatterError, HafizaError, MemoryNotFound, VaultLocked
-from hafiza.vault.store import Vault, atomic_write
+from hafiza.vault.files import atomic_write
+from hafiza.vault.store import Vault
 
 HOLD_LOCK = """
 import sys

@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import append_lines
+
 LOG = "usage.log"
 FOLDING = "usage.folding"  # the log being folded; read too, so no event is lost in between
 EVENTS = ("shown", "used")
@@ -33,12 +35,7 @@ def append(sidecar: Path, event: str, ids, session: str | None = None) -> None:
         return
     stamp = dt.datetime.now().isoformat(timespec="seconds")
     lines = "".join(f"{stamp}\t{event}\t{i}\t{session or ''}\n" for i in ids)
-    sidecar.mkdir(parents=True, exist_ok=True)
-    fd = os.open(sidecar / LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, lines.encode("utf-8"))
-    finally:
-        os.close(fd)
+    append_lines(sidecar / LOG, lines)
 
 
 def _lines(sidecar: Path, names=(FOLDING, LOG)):
