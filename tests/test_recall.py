@@ -1,0 +1,90 @@
+"""Hybrid recall: both channels, the fusion, the floor, the batch interface (deterministic hash embedder)."""
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from hafiza.indexer.embed import HashEmbedder
+from hafiza.indexer.recall import FLOOR, Recall, apply_floor, relevant
+from hafiza.indexer.refresh import refresh_all
+
+
+@pytest.fixture
+def hybrid(vault):
+    vault.import_many([
+        {"id": "pnpm", "title": "Paket yöneticisi pnpm", "text": "Frontend'de pnpm kullanıyoruz; npm install çalıştırma."},
+        {"id": "deploy", "title": "Production deploys only from main", "type": "rule",
+         "text": "Deploy to production only from main after CI is green."},
+        {"id": "staging", "title": "Staging server", "text": "The staging server is stg-ist-2, port 8443."},
+    ] + [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)],
+        source="test")
+    refresh_all(vault.root, embedder=HashEmbedder())
+    return Recall(vault.root, HashEmbedder())
+
+
+def test_every_mode_reports_its_channels(hybrid):
+    hits = {mode: hybrid.search("staging server port", mode=mode, all_scopes=True) for mode in hybrid.modes}
+    assert all(h[0].id == "staging" for h in hits.values())
+    assert "keyword_rank" in hits["keyword"][0].parts and "cosine" not in hits["keyword"][0].parts
+    assert "cosine" in hits["meaning"][0].parts and "keyword_rank" not in hits["meaning"][0].parts
+    both = hits["hybrid"][0].parts
+    assert both["keyword_rank"] == 1 and both["meaning_rank"] == 1 and "margin" in both and "relevance" in both
+
+
+def test_the_floor_keeps_chitchat_silent_and_keeps_real_hits(hybrid):
+    assert hybrid.search("tamam devam et", mode="hybrid", floor=FLOOR, all_scopes=True) == []
+    hits = hybrid.search("which staging server and port do we use", mode="hybrid", floor=FLOOR, all_scopes=True)
+    assert [h.id for h in hits][:1] == ["staging"]
+
+
+def test_relevance_needs_keyword_evidence_or_a_margin_over_the_background():
+    assert relevant({"keyword_rank": 1, "idf": 2.0}, "hybrid", FLOOR)
+    assert not relevant({"keyword_rank": 1, "idf": 0.5}, "hybrid", FLOOR)
+    assert relevant({"meaning_rank": 1, "margin": 0.05}, "hybrid", FLOOR)
+    assert not relevant({"meaning_rank": 1, "margin": -0.05}, "hybrid", FLOOR)
+    assert not relevant({"meaning_rank": 1, "margin": 0.05}, "keyword", FLOOR)
+    # A prompt that reads like a background prompt needs more keyword evidence.
+    assert not relevant({"keyword_rank": 1, "idf": 2.0, "background": 0.9}, "hybrid", FLOOR)
+
+
+def test_apply_floor_cuts_far_below_the_best(hybrid):
+    hits = hybrid.search("staging server port 8443 stg-ist-2", mode="keyword", all_scopes=True)
+    kept = apply_floor(hits, "keyword", FLOOR)
+    assert kept and all(h.score >= kept[0].score * FLOOR.relative for h in kept)
+
+
+def test_a_superseded_memory_never_outranks_its_successor(vault):
+    vault.remember("We install packages with npm.", id="npm", title="Package manager npm")
+    vault.remember("We install packages with pnpm now.", id="pnpm", title="Package manager pnpm",
+                   supersedes=["npm"])
+    refresh_all(vault.root, embedder=HashEmbedder())
+    recall = Recall(vault.root, HashEmbedder())
+    assert [h.id for h in recall.search("npm install packages", mode="hybrid", all_scopes=True)] == ["pnpm"]
+    shown = [h.id for h in recall.search("npm install packages", mode="hybrid", all_scopes=True,
+                                         include_inactive=True)]
+    assert shown.index("pnpm") < shown.index("npm")
+
+
+def test_batch_search_answers_one_json_line_per_query(hybrid, tmp_path):
+    batch = tmp_path / "q.jsonl"
+    batch.write_text("\n".join(json.dumps(q) for q in [{"id": "a", "query": "staging server port"},
+                                                       {"id": "b", "query": "tamam devam et"}]) + "\nnot json\n")
+    out = run_cli("search", "--batch", str(batch), "--floor", "--all-scopes", env={"HAFIZA_EMBEDDER": "hash"}).stdout
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines[0]["id"] == "a" and lines[0]["results"][0]["id"] == "staging"
+    assert set(lines[0]["results"][0]) >= {"id", "title", "type", "score", "status", "path"}
+    assert lines[1] == {"id": "b", "results": []}
+    assert "error" in lines[2]
+
+
+def test_a_memory_not_yet_embedded_is_found_by_keywords(hybrid, vault):
+    vault.remember("Kafka topics are created by Terraform only.", id="kafka")  # written, not embedded
+    hits = hybrid.search("kafka topics terraform", mode="hybrid", all_scopes=True)
+    assert hits[0].id == "kafka" and "meaning_rank" not in hits[0].parts
+
+
+def test_search_explain_shows_each_channel(hybrid):
+    out = run_cli("search", "staging server port", "--explain", "--all-scopes",
+                  env={"HAFIZA_EMBEDDER": "hash"}).stdout
+    assert "keyword_rank=1" in out and "meaning_rank=1" in out and "relevance=" in out
