@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -14,42 +17,64 @@ DATA = Path(__file__).parent / "demo" / "memories.jsonl"
 SEARCHES = [
     ("Turkish folding: typed without diacritics", "sifre sifirlama", {}),
     ("Turkish folding: dotless I and ğ in capitals", "IGDIR", {}),
-    ("Turkish folding: İ in İzmir", "izmir musteri", {}),
     ("Mixed Turkish/English prompt", "deploy'dan once CI yesil mi", {}),
+    ("Meaning: no word in common with the memory", "paket yöneticisi olarak hangisini kurayım", {}),
+    ("Cross-language: an English prompt, a Turkish memory", "can I ship to production on friday evening?", {}),
     ("Decay: the recent staging note outranks the 2025 one", "staging server port", {"explain": True}),
     ("Supersession: npm was replaced by pnpm", "npm install", {}),
     ("... the old memory is kept, labelled, and out of recall", "npm install", {"include_inactive": True}),
+    ("Silence: with the hooks' floor, chitchat gets nothing", "tamam devam et", {"floor": True}),
 ]
+HOOK_PROMPT = "yarın canlıya çıkacağız, hangi branch'ten deploy ediyorduk?"
 
 
 def run_demo(keep: str | None) -> None:
-    from hafiza.indexer.recall import open_recall
+    from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
+    from hafiza.indexer.refresh import refresh_all
     from hafiza.vault.importer import read_jsonl
     from hafiza.vault.store import Vault
+
+    from .app import progress_factory
 
     root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="hafiza-demo-"))
     vault = Vault.init(root, actor="demo")
     items, _ = read_jsonl(DATA)
     if not vault.taken_ids():
         vault.import_many(items, source="import:demo")
+    refresh_all(root, progress=progress_factory())
     recall, mode = open_recall(root)
-    recall.index.sync()
     click.echo(f"demo vault: {root}  ({len(items)} memories, one import commit, search mode: {mode})\n")
     for title, query, options in SEARCHES:
-        explain = options.pop("explain", False)
-        hits = recall.search(query, limit=3, mode=mode, all_scopes=True, **options)
+        explain, floor = options.pop("explain", False), options.pop("floor", False)
+        hits = recall.search(query, limit=3, mode=mode, all_scopes=True, floor=FLOOR if floor else SEARCH_FLOOR,
+                             **options)
+        flags = [f for f, on in (("--include-inactive", options.get("include_inactive")), ("--explain", explain),
+                                 ("--floor", floor)) if on]
         click.secho(f"# {title}", fg="cyan")
-        click.echo(f"$ hafiza search {json.dumps(query, ensure_ascii=False)}"
-                   + (" --include-inactive" if options.get("include_inactive") else "")
-                   + (" --explain" if explain else ""))
+        click.echo(f"$ hafiza search {json.dumps(query, ensure_ascii=False)} {' '.join(flags)}".rstrip())
+        if not hits:
+            click.echo("  no memories match")
         for hit in hits:
             label = "" if hit.status == "active" else click.style(f" [{hit.status} by {hit.superseded_by}]", fg="yellow")
-            click.echo(f"  {hit.score:7.2f}  {hit.id}{label}  {hit.title}")
+            click.echo(f"  {hit.score:7.3f}  {hit.id}{label}  {hit.title}")
             if explain:
                 click.echo("           strength={strength:.2f} usefulness={usefulness:.2f}".format(**hit.parts))
         click.echo()
+    show_hook(root)
     click.echo("history (`hafiza log`):")
     for commit in vault.git.log(5):
         click.echo(f"  {commit.sha[:10]}  {commit.subject}")
     if not keep:
-        click.echo(f"\nTry it: HAFIZA_VAULT={root} hafiza search 'paket yöneticisi'")
+        click.echo(f"\nTry it: HAFIZA_VAULT={root} .venv/bin/hafiza search 'paket yöneticisi'")
+
+
+def show_hook(root: Path) -> None:
+    """The main job: what Claude Code's UserPromptSubmit hook injects for one prompt."""
+    payload = {"session_id": "demo", "cwd": str(root), "hook_event_name": "UserPromptSubmit", "prompt": HOOK_PROMPT}
+    env = {**os.environ, "HAFIZA_VAULT": str(root), "HAFIZA_DAEMON": "0"}
+    out = subprocess.run([sys.executable, "-m", "hafiza.hooks", "claude-code", "UserPromptSubmit"],
+                         input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60).stdout
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else "(nothing injected)"
+    click.secho("# On every prompt: what the Claude Code hook injects (cold path: keywords only)", fg="cyan")
+    click.echo(f"$ echo '{{\"prompt\": \"{HOOK_PROMPT}\", ...}}' | hafiza hook claude-code UserPromptSubmit")
+    click.echo(context + "\n")
