@@ -323,3 +323,16 @@ def test_the_warm_process_sees_new_and_hand_edited_memories(filled):
                                                                            zk, env)), 15)
     finally:
         _stop(filled.root)
+
+
+def test_recent_turns_sharpen_but_never_supply_the_subject(filled, tmp_path):
+    filled.remember("Kafka topics are created by Terraform only, never by hand.", title="Kafka topics via Terraform")
+    transcript = tmp_path / "session.jsonl"
+    turns = [{"type": "user", "message": {"role": "user", "content": "how are kafka topics created here?"}},
+             {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "..."}]}}]
+    transcript.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
+    base = {**CLAUDE_PROMPT, "session_id": "ctx", "transcript_path": str(transcript)}
+    assert hook("claude-code", "UserPromptSubmit", {**base, "prompt": "ok, go ahead then"}) == ""
+    text = context_of(hook("claude-code", "UserPromptSubmit",
+                           {**base, "prompt": "and which staging server and port do we use?"}))
+    assert "staging-server-stg-ist-2" in text and "kafka-topics-via-terraform" not in text
