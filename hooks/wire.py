@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
-import subprocess
 import sys
-import tempfile
+import zlib
 from pathlib import Path
 
 CONNECT_TIMEOUT = 0.05   # a live daemon accepts at once; anything slower means fall back
@@ -26,8 +24,8 @@ def socket_path(root: Path) -> Path:
     path = run_dir(root) / "recall.sock"
     if len(os.fsencode(path)) < _SUN_PATH_MAX:
         return path
-    key = hashlib.blake2b(os.fsencode(Path(root).resolve()), digest_size=8).hexdigest()
-    return Path(tempfile.gettempdir()) / f"hafiza-{os.getuid()}" / f"{key}.sock"
+    key = f"{zlib.crc32(os.fsencode(Path(root).resolve())):08x}"
+    return Path(os.environ.get("TMPDIR") or "/tmp") / f"hafiza-{os.getuid()}" / f"{key}.sock"
 
 
 def ask(root: Path, request: dict, timeout: float = REPLY_TIMEOUT) -> dict | None:
@@ -58,6 +56,7 @@ def spawn(root: Path) -> bool:
     lock keeps a second instance from staying up.
     """
     import fcntl
+    import subprocess
 
     run = run_dir(root)
     run.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,11 @@ from .search import GATHER, Hit, factors, keyword_channel, query_terms, to_hit
 
 MODES = ("keyword", "meaning", "hybrid")
 CONTEXT_BOOST = 0.3   # terms from recent turns sharpen the ranking but never supply the subject
+# A pasted log or stack trace can bring hundreds of words; Whoosh's cost grows with every one
+# (a 2,000-character turn took ~350 ms at 5,000 memories). The rarest words carry the subject.
+MAX_TERMS = 16
+MAX_CONTEXT_TERMS = 8
+MAX_EMBED_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class Recall:
         self._vectors_stamp = None
         self._background = None
         self.quick_sync = False  # the warm process sets this and runs full syncs when idle
+        self._pending = usage.PendingReader(self.index.sidecar)
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -117,6 +123,8 @@ class Recall:
     # ---- channels
 
     def _keyword(self, searcher, words, extra, scope, cands) -> None:
+        words = _rarest(searcher, words, MAX_TERMS)
+        extra = _rarest(searcher, extra, MAX_CONTEXT_TERMS)
         idf = {w: _idf(searcher, w) for w in words}
         total = sum(idf.values()) or 1.0
         rarest = _idf_of(searcher.doc_count(), 1)
@@ -130,7 +138,7 @@ class Recall:
         store = self.vectors()
         if store is None or not len(store):
             return
-        qvec = self.embedder.embed([query])[0]
+        qvec = self.embedder.embed([_head_and_tail(query, MAX_EMBED_CHARS)])[0]
         if self._background is None:
             from .background import vectors
 
@@ -153,7 +161,7 @@ class Recall:
     # ---- fusion, floor, factors
 
     def _score(self, cands: dict, mode: str, today, exclude: set) -> list[Hit]:
-        pending = usage.pending(self.index.sidecar)
+        pending = self._pending.read()
         hits = []
         for mem_id, c in cands.items():
             if mem_id in exclude:
@@ -192,6 +200,20 @@ def _in_scope(doc: dict, project=None, all_scopes=False, include_inactive=False)
     if not include_inactive and doc["status"] != "active":
         return False
     return all_scopes or doc["scope"] == "global" or (project is not None and doc["scope"] == f"project:{project}")
+
+
+def _rarest(searcher, words: list[str], keep: int) -> list[str]:
+    """The `keep` words with the highest IDF, in their original order."""
+    if len(words) <= keep:
+        return words
+    ranked = sorted(words, key=lambda w: -_idf(searcher, w))[:keep]
+    chosen = set(ranked)
+    return [w for w in words if w in chosen]
+
+
+def _head_and_tail(text: str, limit: int) -> str:
+    """A long prompt's start and end (the question is usually at one of them)."""
+    return text if len(text) <= limit else text[: limit * 3 // 5] + " … " + text[-(limit * 2 // 5):]
 
 
 def _idf(searcher, word: str) -> float:

@@ -465,3 +465,22 @@ def test_a_secret_in_a_hand_edit_is_never_committed(vault):
     with pytest.raises(SecretRefused, match="memories/staging.md"):
         vault.remember("Another memory.", id="another")
     assert vault.git.head() == head and not (vault.memories_dir / "another.md").exists()
+
+
+def test_the_incremental_usage_reader_agrees_with_a_full_read(vault):
+    from hafiza.vault import usage
+
+    reader = usage.PendingReader(vault.sidecar)
+    assert reader.read() == {}
+    usage.append(vault.sidecar, "shown", ["a", "b"])
+    usage.append(vault.sidecar, "used", ["a"])
+    first = {k: (v.shown, v.used, v.last_used) for k, v in reader.read().items()}
+    usage.append(vault.sidecar, "shown", ["a"])
+    full = {k: (v.shown, v.used, v.last_used) for k, v in usage.pending(vault.sidecar).items()}
+    assert first["a"][:2] == (1, 1) and {k: (v.shown, v.used, v.last_used) for k, v in reader.read().items()} == full
+    usage.begin_fold(vault.sidecar)  # the log moves aside: the reader starts over and still agrees
+    usage.append(vault.sidecar, "shown", ["b"])
+    full = {k: (v.shown, v.used, v.last_used) for k, v in usage.pending(vault.sidecar).items()}
+    assert {k: (v.shown, v.used, v.last_used) for k, v in reader.read().items()} == full
+    usage.end_fold(vault.sidecar)
+    assert {k: (v.shown, v.used) for k, v in reader.read().items()} == {"b": (1, 0)}

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import os
-import tempfile
+import time
 from pathlib import Path
 from typing import Callable
+
+
+_SEQ = itertools.count()  # threads of one process never share a temp name
 
 
 def atomic_write(path: Path, data: str | bytes | Callable, fsync: bool = True) -> None:
@@ -15,7 +19,9 @@ def atomic_write(path: Path, data: str | bytes | Callable, fsync: bool = True) -
     Skipping the fsync suits bulk writes followed by a commit (3.6 s vs 0.4 s
     for 2,000 files).
     """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # A unique name without `tempfile` (it costs the hook ~5 ms to import).
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.{next(_SEQ)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         with os.fdopen(fd, "wb") as fh:
             if callable(data):
