@@ -23,7 +23,8 @@ from .wire import run_dir, socket_path
 
 IDLE_SECONDS = 30 * 60
 MAX_RSS_MB = 768   # a bound, not a budget: the model is ~30 MB mapped, 5,000 vectors ~10 MB
-TICK = 2.0  # idle checks and full index syncs happen this often
+TICK = 2.0          # how often an idle process looks at the clock
+FULL_SYNC = 5.0     # how often it scans every file for in-place hand edits (~120 ms at 20,000)
 
 
 def idle_seconds() -> float:
@@ -66,8 +67,9 @@ def serve(root: Path) -> int:
             except socket.timeout:
                 if time.monotonic() - last > idle_seconds() or not (root / ".git").exists():
                     return 0
-                recall.index.sync()  # full: picks up in-place hand edits the quick check cannot see
-                last_full = time.monotonic()
+                if time.monotonic() - last_full > FULL_SYNC:
+                    recall.index.sync()  # full: picks up in-place hand edits the quick check cannot see
+                    last_full = time.monotonic()
                 continue
             last = time.monotonic()
             with conn:
@@ -75,7 +77,7 @@ def serve(root: Path) -> int:
             stats["served"] += 1
             if stop or rss_mb() > MAX_RSS_MB:
                 return 0
-            if time.monotonic() - last_full > TICK:  # busy: sync fully after answering, not before
+            if time.monotonic() - last_full > FULL_SYNC:  # busy: sync fully after answering, not before
                 recall.index.sync()
                 last_full = time.monotonic()
     finally:
