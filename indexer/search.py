@@ -43,17 +43,6 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(informative(terms(text))))
 
 
-def scope_filter(project: str | None, all_scopes: bool):
-    from whoosh.query import Or, Term
-
-    if all_scopes:
-        return None
-    scopes = [Term("scope", "global")]
-    if project:
-        scopes.append(Term("scope", f"project:{project}"))
-    return Or(scopes)
-
-
 def keyword_query(words: list[str], extra=(), extra_boost: float = 1.0):
     from whoosh.query import Or, Term
 
@@ -67,28 +56,32 @@ def keyword_channel(searcher, words, *, extra=(), extra_boost=1.0, project=None,
     if not words:
         return []
     results = searcher.search(keyword_query(words, extra, extra_boost), limit=limit,
-                              filter=_filter(searcher, project, all_scopes, include_inactive))
+                              mask=_mask(searcher, project, all_scopes, include_inactive))
     matched = matched_words(searcher, [hit.docnum for hit in results], words)
     return [(hit.fields(), hit.score, matched[hit.docnum]) for hit in results]
 
 
-def _filter(searcher, project, all_scopes, include_inactive):
-    """Scope and status filter, left out where it would keep every document (it costs ~2 ms a search)."""
-    from whoosh.query import And, Term
+def _mask(searcher, project, all_scopes, include_inactive):
+    """What to leave out, as the few documents to drop rather than the many to keep.
 
-    parts = []
-    # Postings of deleted documents count until a merge, so only an index without deletions can skip.
-    deletions = searcher.reader().has_deletions()
+    A filter of the documents to keep is rebuilt for every search (~15 ms at
+    5,000 memories, most of them active and global); a mask of the superseded,
+    archived and other-project ones is small.
+    """
+    from whoosh.query import Or, Term
 
-    def needed(field: str, value: str) -> bool:
-        return deletions or searcher.doc_frequency(field, value) < searcher.doc_count()
+    reader = searcher.reader()
+    drop = []
+    if not include_inactive:
+        drop += [Term("status", s) for s in _values(reader, "status") if s != "active"]
+    if not all_scopes:
+        keep = {"global"} | ({f"project:{project}"} if project else set())
+        drop += [Term("scope", s) for s in _values(reader, "scope") if s not in keep]
+    return Or(drop) if drop else None
 
-    scope = scope_filter(project, all_scopes)
-    if scope is not None and needed("scope", "global"):
-        parts.append(scope)
-    if not include_inactive and needed("status", "active"):
-        parts.append(Term("status", "active"))
-    return And(parts) if len(parts) > 1 else (parts[0] if parts else None)
+
+def _values(reader, field: str) -> list[str]:
+    return [t.decode("utf-8") if isinstance(t, bytes) else t for t in reader.lexicon(field)]
 
 
 def matched_words(searcher, docnums: list[int], words: list[str]) -> dict[int, set[str]]:
