@@ -16,8 +16,10 @@ all of them see the same machine noise:
   running in hybrid mode);
 - warm, keyword only: a warm process started with HAFIZA_EMBEDDER=none;
 - cold, keyword only: no warm process, HAFIZA_DAEMON=0 (in-process fallback);
-- the baselines `python -c pass` and `python -c "import json, socket"`, and
-  `python -c "import hafiza.hooks.entry"` (the hook's own imports).
+- the baselines `python -c pass` and `python -c "import json, socket"`,
+  `python -c "import hafiza.hooks.entry"` (the hook's own imports) and
+  `python -S -c pass` (interpreter start without site: no .pth files, no
+  editable-install finder).
 
 Each hook run is a fresh process given a real Claude Code UserPromptSubmit
 payload on stdin (fresh session id, a cwd inside a project's git folder, and
@@ -33,8 +35,15 @@ Also per size: 20 hooks started at once against a copy with no warm process
 (spawning allowed, default embedder): the time until all 20 returned, how
 many warm processes were ever started and how many are left (must be <= 1).
 And, for the findings: the warm process's round trip asked from this process
-(no interpreter start), and the in-process cost of the per-request index sync
-and of reading the usage log.
+(no interpreter start), also after a 2,000-character pasted turn (recent
+turns join the query); its CPU share while idle; the cost of an index sync in
+a fresh process, a full and a quick one in the warm process; and of reading
+the usage log as it grows.
+
+Other work lands commits while this runs, so by default every process of the
+run imports a frozen copy of HEAD (`--commit REV`; `--commit worktree` for the
+working tree as it is), unpacked in the work folder and put first on
+PYTHONPATH, where the editable install's finder yields to it.
 
 Every warm process this script starts is stopped at the end (`hafiza daemon
 stop`). Subprocesses get a bytecode cache in the work folder
@@ -693,7 +702,8 @@ def tables(report: dict) -> str:
                      f"{d['keyword_search_nosync_ms']['p50']} | {d['manifest_kb']} |")
     u = report.get("usage_log_pending_ms", {})
     if u:
-        lines += ["", "`usage.pending()` (read on every recall, the log is only folded by `hafiza fold`): "
+        lines += ["", "`usage.pending()`, the whole usage log parsed, as a cold hook does on every prompt (the warm process "
+                  "reads only what was appended; the log shrinks only on `hafiza fold`): "
                   + ", ".join(f"{int(k):,} lines {v} ms" for k, v in u.items())]
     return "\n".join(lines)
 

@@ -23,6 +23,9 @@ and, prompt by prompt, with the block the same request gets in this process
 (hafiza.hooks.service.answer + render), so any difference the hook path makes
 is named.
 
+Like bench/hook_latency.py, every process imports a frozen copy of HEAD
+(`--commit REV`, or `--commit worktree`), since other work lands commits.
+
 Impressions: each injected block appends "shown" lines to the usage log, and
 five impressions without a use halve a memory's score (indexer/rank.py). The
 main pass removes the usage log after every prompt, so each prompt sees the

@@ -115,13 +115,16 @@ def ask_warm(root: Path, request: dict) -> dict:
 
 def recent_turns(transcript: str | None, prompt: str, turns: int = 2, tail_bytes: int = 64 << 10) -> str:
     """The last few user turns before this one (Claude Code and Codex transcripts), or ''."""
+    from hafiza.indexer.gate import silence_reason
+
     if not transcript:
         return ""
     try:
         with open(transcript, "rb") as fh:
             fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - tail_bytes))
-            lines = fh.read().decode("utf-8", "replace").splitlines()[1:]
+            start = max(0, fh.tell() - tail_bytes)
+            fh.seek(start)
+            lines = fh.read().decode("utf-8", "replace").splitlines()[1 if start else 0:]  # a cut first line
     except OSError:
         return ""
     texts = []
@@ -131,7 +134,7 @@ def recent_turns(transcript: str | None, prompt: str, turns: int = 2, tail_bytes
         except ValueError:
             continue
         text = _user_text(item)
-        if text and text.strip() != prompt.strip():
+        if text and text.strip() != prompt.strip() and silence_reason(text) != "machine-generated turn":
             texts.append(text)
     return " ".join(texts[-turns:])[:2000]
 

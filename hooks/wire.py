@@ -49,6 +49,22 @@ def ask(root: Path, request: dict, timeout: float = REPLY_TIMEOUT) -> dict | Non
         return None
 
 
+def _held(path: Path) -> bool:
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def spawn(root: Path) -> bool:
     """Start the warm process detached (own session: a client killing its hook cannot take it down).
 
@@ -65,6 +81,8 @@ def spawn(root: Path) -> bool:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            return False
+        if _held(run / "daemon.lock"):  # one is up or still loading its model: do not start another
             return False
         subprocess.Popen(
             [sys.executable, "-m", "hafiza.hooks.daemon", str(root)],

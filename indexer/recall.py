@@ -24,7 +24,7 @@ from hafiza.vault import usage
 from . import rank
 from .config import embedder_choice
 from .index import Index
-from .search import GATHER, Hit, factors, keyword_channel, query_terms, to_hit
+from .search import GATHER, Hit, factors, keyword_channel, matched_words, query_terms, to_hit
 
 MODES = ("keyword", "meaning", "hybrid")
 CONTEXT_BOOST = 0.3   # terms from recent turns sharpen the ranking but never supply the subject
@@ -66,7 +66,6 @@ class Recall:
         self._background = None
         self.quick_sync = False  # the warm process sets this and runs full syncs when idle
         self._pending = usage.PendingReader(self.index.sidecar)
-        self._by_id: tuple = (None, None)  # (index object, {id: stored fields}) for repeated searches
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -130,7 +129,9 @@ class Recall:
         idf = {w: _idf(searcher, w) for w in words}
         total = sum(idf.values()) or 1.0
         rarest = _idf_of(searcher.doc_count(), 1)
-        found = keyword_channel(searcher, words, extra=extra, extra_boost=CONTEXT_BOOST, **scope)
+        found = keyword_channel(searcher, words, **scope)
+        if extra:
+            found = _sharpen(searcher, found, extra)
         for position, (doc, bm25, matched) in enumerate(found, 1):
             mass = sum(idf.get(w, 0.0) for w in matched)
             cands[doc["id"]] = {"doc": doc, "keyword_rank": position, "bm25": bm25,
@@ -146,14 +147,12 @@ class Recall:
 
             self._background = vectors(self.embedder, self.index.sidecar)
         background = float((self._background @ qvec).max())
-        table = self._stored_table(searcher)
         for entry in cands.values():
             entry["background"] = background
         position = 0
         for mem_id, cosine in store.search(qvec, GATHER * 3):
             entry = cands.get(mem_id)
-            doc = entry["doc"] if entry else (table.get(mem_id) if table is not None
-                                              else searcher.document(id=mem_id))
+            doc = entry["doc"] if entry else searcher.document(id=mem_id)
             if doc is None or not _in_scope(doc, **scope):
                 continue
             position += 1
@@ -161,18 +160,6 @@ class Recall:
             entry.update(meaning_rank=position, cosine=float(cosine), margin=float(cosine) - background)
             if position >= GATHER:
                 break
-
-    def _stored_table(self, searcher) -> dict | None:
-        """Stored fields by id, for a process that searches the same index again (the warm
-        process): 50 lookups one by one cost ~5 ms a search at 5,000 memories."""
-        ix, table = self._by_id
-        if ix is not self.index._ix:
-            self._by_id = (self.index._ix, None)  # first search on this index: look up one by one
-            return None
-        if table is None:
-            table = {doc["id"]: doc for doc in searcher.all_stored_fields()}
-            self._by_id = (ix, table)
-        return table
 
     # ---- fusion, floor, factors
 
@@ -216,6 +203,21 @@ def _in_scope(doc: dict, project=None, all_scopes=False, include_inactive=False)
     if not include_inactive and doc["status"] != "active":
         return False
     return all_scopes or doc["scope"] == "global" or (project is not None and doc["scope"] == f"project:{project}")
+
+
+def _sharpen(searcher, found: list, extra: list[str]) -> list:
+    """Re-rank what the prompt's own words found by the recent turns' words (never adds a memory).
+
+    Putting context words into the query scored their whole posting lists: 58 ms -> 145 ms
+    p50 at 20,000 memories. Checking them only for the gathered hits costs almost nothing.
+    """
+    idf = {w: _idf(searcher, w) for w in extra}
+    total = sum(idf.values()) or 1.0
+    docnums = [searcher.document_number(id=doc["id"]) for doc, _, _ in found]
+    hit = matched_words(searcher, docnums, extra)
+    boosted = [(doc, bm25 * (1 + CONTEXT_BOOST * sum(idf[w] for w in hit[n]) / total), matched)
+               for (doc, bm25, matched), n in zip(found, docnums)]
+    return sorted(boosted, key=lambda item: -item[1])
 
 
 def _uncommon(searcher, words: list[str]) -> list[str]:

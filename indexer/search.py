@@ -43,19 +43,17 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(informative(terms(text))))
 
 
-def keyword_query(words: list[str], extra=(), extra_boost: float = 1.0):
+def keyword_query(words: list[str]):
     from whoosh.query import Or, Term
 
-    return Or([Term(f, w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()]
-              + [Term(f, w, boost=b * extra_boost) for w in extra for f, b in FIELD_BOOSTS.items()])
+    return Or([Term(f, w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()])
 
 
-def keyword_channel(searcher, words, *, extra=(), extra_boost=1.0, project=None, all_scopes=False,
-                    include_inactive=False, limit=GATHER):
+def keyword_channel(searcher, words, *, project=None, all_scopes=False, include_inactive=False, limit=GATHER):
     """[(stored fields, bm25, matched query words)] best first."""
     if not words:
         return []
-    results = searcher.search(keyword_query(words, extra, extra_boost), limit=limit,
+    results = searcher.search(keyword_query(words), limit=limit,
                               mask=_mask(searcher, project, all_scopes, include_inactive))
     matched = matched_words(searcher, [hit.docnum for hit in results], words)
     return [(hit.fields(), hit.score, matched[hit.docnum]) for hit in results]

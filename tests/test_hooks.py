@@ -336,3 +336,14 @@ def test_recent_turns_sharpen_but_never_supply_the_subject(filled, tmp_path):
     text = context_of(hook("claude-code", "UserPromptSubmit",
                            {**base, "prompt": "and which staging server and port do we use?"}))
     assert "staging-server-stg-ist-2" in text and "kafka-topics-via-terraform" not in text
+
+
+def test_recent_turns_reads_a_short_transcript_whole_and_skips_machine_turns(tmp_path):
+    from hafiza.hooks.entry import recent_turns
+
+    transcript = tmp_path / "t.jsonl"
+    turns = ["the kafka cluster", "<command-name>/clear</command-name>", "and the staging host"]
+    transcript.write_text("\n".join(json.dumps({"type": "user", "message": {"role": "user", "content": t}})
+                                    for t in turns) + "\n")
+    assert recent_turns(str(transcript), "now the port?") == "the kafka cluster and the staging host"
+    assert recent_turns(str(tmp_path / "missing.jsonl"), "x") == ""

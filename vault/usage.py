@@ -88,9 +88,10 @@ class PendingReader:
 
     def read(self) -> dict[str, Pending]:
         key = tuple(_identity(self.sidecar / name) for name in (FOLDING, LOG))
-        log_inode = key[1][0] if key[1] else None
-        if self._key is None or key[0] != self._key[0] or log_inode != (self._key[1] or (None,))[0] \
-                or (key[1] and key[1][1] < self._offset):
+        log = key[1] or (None, 0, b"")
+        seen = (self._key or (None, None))[1] or (None, 0, b"")
+        if self._key is None or key[0] != self._key[0] or (log[0], log[2]) != (seen[0], seen[2]) \
+                or log[1] < self._offset:
             self._counts = pending(self.sidecar, names=(FOLDING,))
             self._offset = 0
         if key[1] and key[1][1] > self._offset:
@@ -106,11 +107,14 @@ class PendingReader:
 
 
 def _identity(path: Path):
+    """(inode, size, first line): a log deleted and written anew differs in its first line's timestamp."""
     try:
         st = os.stat(path)
+        with open(path, "rb") as fh:
+            head = fh.readline(200)
     except FileNotFoundError:
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+    return (st.st_ino, st.st_size, head)
 
 
 def oldest(sidecar: Path) -> dt.datetime | None:
