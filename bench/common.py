@@ -1,0 +1,49 @@
+"""What the benchmarks share: running against a frozen copy of the code, and saving results."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+PACKAGES = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli")
+
+
+def snapshot(rev: str, dest: Path) -> str:
+    """The code at `rev`, unpacked under `dest` as an importable `hafiza` package; its short hash.
+
+    Other work lands commits in the tree while a benchmark runs; every process
+    of the run (this one, hooks, warm processes, the CLI) imports this frozen
+    copy through PYTHONPATH, which the editable install's finder yields to.
+    """
+    git = ["git", "-C", str(HERE.parent)]
+    sha = subprocess.run([*git, "rev-parse", "--short", rev], capture_output=True, text=True, check=True).stdout.strip()
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    archive = subprocess.run([*git, "archive", sha], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    (dest / "hafiza").mkdir()
+    for name in PACKAGES:
+        os.symlink(f"../{name}", dest / "hafiza" / name)
+    return sha
+
+
+def use_code(dest: Path) -> None:
+    """Make this process and every child import the snapshot."""
+    sys.path.insert(0, str(dest))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(dest), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
+def save(name: str, today: str, report: dict, markdown: str) -> None:
+    """Write bench/results/<name>-<today>.json and .md."""
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    (out / f"{name}-{today}.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    (out / f"{name}-{today}.md").write_text(markdown)
+    print(f"\nsaved {out / f'{name}-{today}.json'} and .md")
