@@ -58,12 +58,12 @@ def find_secrets(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def check(text: str, where: str = "text") -> None:
-    """Raise SecretRefused naming what was found; nothing is written by the caller."""
+def check(text: str, where: str = "text", field: str | None = None) -> None:
+    """Raise SecretRefused naming what was found and the input field; nothing is written by the caller."""
     found = find_secrets(text)
     if found:
         raise SecretRefused(
             f"refused to write {where}: it contains what looks like a secret "
             f"({', '.join(found)}). Remove it and store a pointer to where the secret lives instead.",
-            field="text",
+            field=field or where,
         )

@@ -270,7 +270,7 @@ class Vault:
             if memory.id != old.id:
                 raise HafizaError(f"the id cannot change in an edit ({old.id} -> {memory.id}); use supersede",
                                   field="id")
-            secrets.check(model.dump(memory), "the edited memory")
+            secrets.check(model.dump(memory), "the edited memory", field="text")
             memory = memory.evolve(updated=dt.date.today())
             path = self.write_file(memory)
             self.commit([path], f"{action} {memory.id}", action, reason)
