@@ -24,7 +24,7 @@ from hafiza.vault import usage
 from . import rank
 from .config import embedder_choice
 from .index import Index
-from .search import GATHER, Hit, factors, keyword_channel, matched_words, query_terms, to_hit
+from .search import GATHER, Hit, factors, keyword_channel, query_terms, to_hit
 
 MODES = ("keyword", "meaning", "hybrid")
 CONTEXT_BOOST = 0.3   # terms from recent turns sharpen the ranking but never supply the subject
@@ -124,14 +124,15 @@ class Recall:
     # ---- channels
 
     def _keyword(self, searcher, words, extra, scope, cands) -> None:
-        words = _rarest(searcher, _uncommon(searcher, words), MAX_TERMS)
-        extra = _rarest(searcher, _uncommon(searcher, extra), MAX_CONTEXT_TERMS)
-        idf = {w: _idf(searcher, w) for w in words}
-        total = sum(idf.values()) or 1.0
-        rarest = _idf_of(searcher.doc_count(), 1)
-        found = keyword_channel(searcher, words, **scope)
+        n = searcher.doc_count()
+        idf = {w: _idf_of(n, _df(searcher, w)) for w in dict.fromkeys(words + extra)}  # each looked up once
+        words = _rarest(_uncommon(words, idf, n), idf, MAX_TERMS)
+        extra = _rarest(_uncommon(extra, idf, n), idf, MAX_CONTEXT_TERMS)
+        total = sum(idf[w] for w in words) or 1.0
+        rarest = _idf_of(n, 1)
+        found = keyword_channel(searcher, words, also=extra, **scope)
         if extra:
-            found = _sharpen(searcher, found, extra)
+            found = _sharpen(found, {w: idf[w] for w in extra})
         for position, (doc, bm25, matched) in enumerate(found, 1):
             mass = sum(idf.get(w, 0.0) for w in matched)
             cands[doc["id"]] = {"doc": doc, "keyword_rank": position, "bm25": bm25,
@@ -205,37 +206,34 @@ def _in_scope(doc: dict, project=None, all_scopes=False, include_inactive=False)
     return all_scopes or doc["scope"] == "global" or (project is not None and doc["scope"] == f"project:{project}")
 
 
-def _sharpen(searcher, found: list, extra: list[str]) -> list:
+def _sharpen(found: list, extra_idf: dict[str, float]) -> list:
     """Re-rank what the prompt's own words found by the recent turns' words (never adds a memory).
 
     Putting context words into the query scored their whole posting lists: 58 ms -> 145 ms
     p50 at 20,000 memories. Checking them only for the gathered hits costs almost nothing.
     """
-    idf = {w: _idf(searcher, w) for w in extra}
-    total = sum(idf.values()) or 1.0
-    docnums = [searcher.document_number(id=doc["id"]) for doc, _, _ in found]
-    hit = matched_words(searcher, docnums, extra)
-    boosted = [(doc, bm25 * (1 + CONTEXT_BOOST * sum(idf[w] for w in hit[n]) / total), matched)
-               for (doc, bm25, matched), n in zip(found, docnums)]
+    total = sum(extra_idf.values()) or 1.0
+    boosted = [(doc, bm25 * (1 + CONTEXT_BOOST * sum(extra_idf.get(w, 0.0) for w in matched) / total), matched)
+               for doc, bm25, matched in found]
     return sorted(boosted, key=lambda item: -item[1])
 
 
-def _uncommon(searcher, words: list[str]) -> list[str]:
+def _uncommon(words: list[str], idf: dict[str, float], n: int) -> list[str]:
     """Words found in more than COMMON of all memories add cost and almost no evidence; they are
     dropped unless nothing else is left (a small vault, where every word is common)."""
-    n = searcher.doc_count()
     if n < 100:  # frequencies in a small vault say little, and its queries are cheap anyway
         return words
-    common = {w for w in words if _df(searcher, w) > COMMON * n}
+    absent = _idf_of(n, 0)
+    common = {w for w in words if idf[w] < _idf_of(n, int(COMMON * n))}
     kept = [w for w in words if w not in common]
-    return kept if len(common) < len(words) and any(_df(searcher, w) for w in kept) else words
+    return kept if common and any(idf[w] < absent for w in kept) else words
 
 
-def _rarest(searcher, words: list[str], keep: int) -> list[str]:
+def _rarest(words: list[str], idf: dict[str, float], keep: int) -> list[str]:
     """The `keep` words with the highest IDF, in their original order."""
     if len(words) <= keep:
         return words
-    ranked = sorted(words, key=lambda w: -_idf(searcher, w))[:keep]
+    ranked = sorted(words, key=lambda w: -idf[w])[:keep]
     chosen = set(ranked)
     return [w for w in words if w in chosen]
 
@@ -246,12 +244,8 @@ def _head_and_tail(text: str, limit: int) -> str:
 
 
 def _df(searcher, word: str) -> int:
+    """Documents holding `word` in any field (the most of any one field)."""
     return max(searcher.doc_frequency(f, word) for f in ("title", "aliases", "tags", "body"))
-
-
-def _idf(searcher, word: str) -> float:
-    """BM25's IDF of a word over the fields it may match in."""
-    return _idf_of(searcher.doc_count(), _df(searcher, word))
 
 
 def _idf_of(n: int, df: int) -> float:

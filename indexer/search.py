@@ -49,13 +49,15 @@ def keyword_query(words: list[str]):
     return Or([Term(f, w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()])
 
 
-def keyword_channel(searcher, words, *, project=None, all_scopes=False, include_inactive=False, limit=GATHER):
-    """[(stored fields, bm25, matched query words)] best first."""
+def keyword_channel(searcher, words, *, also=(), project=None, all_scopes=False, include_inactive=False,
+                    limit=GATHER):
+    """[(stored fields, bm25, matched words)] best first. Words in `also` are not searched for,
+    only reported when a found memory holds them (recent turns' words: see recall._sharpen)."""
     if not words:
         return []
     results = searcher.search(keyword_query(words), limit=limit,
                               mask=_mask(searcher, project, all_scopes, include_inactive))
-    matched = matched_words(searcher, [hit.docnum for hit in results], words)
+    matched = matched_words(searcher, [hit.docnum for hit in results], [*words, *also])
     return [(hit.fields(), hit.score, matched[hit.docnum]) for hit in results]
 
 
