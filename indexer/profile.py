@@ -10,6 +10,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .search import visible_scopes
+
 DEFAULT_CAP = 2200
 LINE_CHARS = 240
 PROFILE_FILE = "profile.md"
@@ -59,7 +61,7 @@ def candidates(index, project: str | None) -> list[Line]:
     """Identity memories first (oldest first), then rules, most used and most recent first."""
     from whoosh.query import And, Or, Term
 
-    scopes = [Term("scope", "global")] + ([Term("scope", f"project:{project}")] if project else [])
+    scopes = [Term("scope", scope) for scope in sorted(visible_scopes(project))]
     query = And([Or([Term("type", "identity"), Term("type", "rule")]), Term("status", "active"), Or(scopes)])
     with index.open().searcher() as searcher:
         docs = [hit.fields() for hit in searcher.search(query, limit=None)]

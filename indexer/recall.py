@@ -24,7 +24,7 @@ from hafiza.vault import usage
 from . import rank
 from .config import embedder_choice
 from .index import Index
-from .search import GATHER, Hit, factors, keyword_channel, query_terms, to_hit
+from .search import GATHER, Hit, factors, keyword_channel, query_terms, to_hit, visible
 
 MODES = ("keyword", "meaning", "hybrid")
 CONTEXT_BOOST = 0.3   # terms from recent turns sharpen the ranking but never supply the subject
@@ -154,7 +154,7 @@ class Recall:
         for mem_id, cosine in store.search(qvec, GATHER * 3):
             entry = cands.get(mem_id)
             doc = entry["doc"] if entry else searcher.document(id=mem_id)
-            if doc is None or not _in_scope(doc, **scope):
+            if doc is None or not visible(doc, **scope):
                 continue
             position += 1
             entry = cands.setdefault(mem_id, {"doc": doc, "background": background})
@@ -198,12 +198,6 @@ def relevant(parts: dict, mode: str, floor: Floor) -> bool:
     keyword_ok = "keyword_rank" in parts and parts.get("idf", 0.0) >= floor.idf + extra
     meaning_ok = parts.get("margin", -1.0) >= floor.margin
     return (keyword_ok and mode != "meaning") or (meaning_ok and mode != "keyword")
-
-
-def _in_scope(doc: dict, project=None, all_scopes=False, include_inactive=False) -> bool:
-    if not include_inactive and doc["status"] != "active":
-        return False
-    return all_scopes or doc["scope"] == "global" or (project is not None and doc["scope"] == f"project:{project}")
 
 
 def _sharpen(found: list, extra_idf: dict[str, float]) -> list:

@@ -61,6 +61,18 @@ def keyword_channel(searcher, words, *, also=(), project=None, all_scopes=False,
     return [(hit.fields(), hit.score, matched[hit.docnum]) for hit in results]
 
 
+def visible_scopes(project: str | None) -> set[str]:
+    """The scopes a search in `project` sees: global memories and that project's own."""
+    return {"global"} | ({f"project:{project}"} if project else set())
+
+
+def visible(doc: dict, project=None, all_scopes=False, include_inactive=False) -> bool:
+    """Whether a stored document passes the same rules as `_mask` (for hits that come from the vectors)."""
+    if not include_inactive and doc["status"] != "active":
+        return False
+    return all_scopes or doc["scope"] in visible_scopes(project)
+
+
 def _mask(searcher, project, all_scopes, include_inactive):
     """What to leave out, as the few documents to drop rather than the many to keep.
 
@@ -75,7 +87,7 @@ def _mask(searcher, project, all_scopes, include_inactive):
     if not include_inactive:
         drop += [Term("status", s) for s in _values(reader, "status") if s != "active"]
     if not all_scopes:
-        keep = {"global"} | ({f"project:{project}"} if project else set())
+        keep = visible_scopes(project)
         drop += [Term("scope", s) for s in _values(reader, "scope") if s not in keep]
     return Or(drop) if drop else None
 
