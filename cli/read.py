@@ -105,12 +105,10 @@ def show(ctx, memory_id, as_json):
         click.echo(memory.path.read_text(encoding="utf-8"), nl=False)
 
 
-def _documents(vault):
+def _documents(vault, **which):
     from hafiza.indexer.index import Index
 
-    ix = Index(vault.root).open()
-    with ix.searcher() as searcher:
-        return sorted(searcher.all_stored_fields(), key=lambda d: d["id"])
+    return Index(vault.root).documents(**which)
 
 
 @cli.command("list")
@@ -121,9 +119,7 @@ def _documents(vault):
 @click.pass_context
 def list_(ctx, type_, status, scope, as_json):
     """List memories."""
-    docs = [d for d in _documents(open_vault(ctx))
-            if (not type_ or d["type"] == type_) and (status == "all" or d["status"] == status)
-            and (not scope or d["scope"] == scope)]
+    docs = _documents(open_vault(ctx), type=type_, status=status, scope=scope)
     if as_json:
         emit([{k: d.get(k) for k in ("id", "title", "type", "scope", "status", "created", "path")} for d in docs])
         return

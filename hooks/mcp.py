@@ -214,10 +214,9 @@ class Memories:
             raise HafizaError("'all' is for recall and list; a memory is 'global' or one project's", field="scope")
         return scope if scope == "global" or scope.startswith("project:") else f"project:{scope}"
 
-    def _documents(self) -> list[dict]:
+    def _documents(self, **which) -> list[dict]:
         with self._lock:
-            with self._reader().index.open().searcher() as searcher:
-                return list(searcher.all_stored_fields())
+            return self._reader().index.documents(**which)
 
     # ---- the tools (their docstrings are what agents read)
 
@@ -339,9 +338,7 @@ class Memories:
         something by subject, use `recall`)."""
         with tool_errors():
             wanted = self._scope(scope) if scope and scope != "all" else None
-            docs = [d for d in self._documents()
-                    if (not type or d["type"] == type) and (status == "all" or d["status"] == status)
-                    and (not wanted or d["scope"] == wanted)]
+            docs = self._documents(type=type, status=status, scope=wanted)
         docs.sort(key=lambda d: (d.get("updated") or d["created"], d["id"]), reverse=True)
         return ListResult(total=len(docs), memories=[
             MemoryRef(id=d["id"], title=d["title"], type=d["type"], scope=d["scope"], status=d["status"],

@@ -225,6 +225,14 @@ class Index:
         os.replace(fresh, self.dir)
         shutil.rmtree(old, ignore_errors=True)
 
+    def documents(self, type: str | None = None, status: str = "all", scope: str | None = None) -> list[dict]:
+        """Stored fields of every memory (or those of one type, status and scope), by id."""
+        with self.open().searcher() as searcher:
+            docs = [d for d in searcher.all_stored_fields()
+                    if (not type or d["type"] == type) and (status == "all" or d["status"] == status)
+                    and (not scope or d["scope"] == scope)]
+        return sorted(docs, key=lambda d: d["id"])
+
     def errors(self) -> dict[str, str]:
         return _errors(self._load_manifest() or {})
 

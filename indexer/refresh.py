@@ -41,10 +41,8 @@ def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False) -
     store = VectorStore(index.sidecar)
     if not rebuild:
         store.load(embedder.name, embedder.version, embedder.dim)
-    with index.open().searcher() as searcher:
-        docs = list(searcher.all_stored_fields())
     items = []
-    for doc in docs:
+    for doc in index.documents():
         text = embedding_text(doc["title"], _split(doc.get("aliases"), "|"), _split(doc.get("tags"), ","),
                               doc.get("snippet") or "")
         items.append((doc["id"], content_hash(text), text))
