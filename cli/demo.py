@@ -72,7 +72,9 @@ def show_hook(root: Path) -> None:
     """The main job: what Claude Code's UserPromptSubmit hook injects for one prompt."""
     payload = {"session_id": "demo", "cwd": str(root), "hook_event_name": "UserPromptSubmit", "prompt": HOOK_PROMPT}
     env = {**os.environ, "HAFIZA_VAULT": str(root), "HAFIZA_DAEMON": "0"}
-    out = subprocess.run([sys.executable, "-m", "hafiza.hooks", "claude-code", "UserPromptSubmit"],
+    from hafiza.hooks.clients import hook_argv
+
+    out = subprocess.run(hook_argv(sys.executable, "claude-code", "UserPromptSubmit"),
                          input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60).stdout
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else "(nothing injected)"
     click.secho("# On every prompt: what the Claude Code hook injects (cold path: keywords only)", fg="cyan")

@@ -18,9 +18,11 @@ from typing import Callable
 
 from .configs import ConfigError, edit_json, parse_json, place_hooks, place_server, toml_table, yaml_entry
 
-MARK = "hafiza.hooks"      # every hook command runs `python -m hafiza.hooks`; uninstall keys on it
 SERVER = "hafiza"          # the MCP server's name in every client
 PACKAGE = Path(__file__).resolve().parent
+HOOK_SCRIPT = PACKAGE / "hafiza_hook.py"
+# Every hook command runs hafiza_hook.py (installs before 0.2 ran `python -m hafiza.hooks`); uninstall keys on these.
+MARKS = ("hafiza_hook.py", "hafiza.hooks")
 
 # (event, timeout) per client. Claude Code and Codex count seconds, Gemini CLI
 # milliseconds. Codex clamps SessionEnd to 3 s; Claude Code's SessionEnd
@@ -79,10 +81,12 @@ class _Targets(list):
         target = self.at(path, "json", empty=empty or (lambda text: not parse_json(text, path)))
         target.edits.append(lambda text: edit_json(text, path, lambda data: change(data, path)))
 
-    def owned(self, path: Path, content: str | None, marker: str, mode: int | None = None,
+    def owned(self, path: Path, content: str | None, marker: str | tuple[str, ...], mode: int | None = None,
               prune: tuple[Path, ...] = ()) -> None:
+        markers = (marker,) if isinstance(marker, str) else marker
+
         def edit(text: str | None) -> str | None:
-            if text is not None and marker not in text:
+            if text is not None and not any(m in text for m in markers):
                 if content is None:
                     return text  # the user's own file at that path: not ours to remove
                 raise ConfigError(f"{path} exists and was not written by hafiza; move it away and run again. "
@@ -91,9 +95,14 @@ class _Targets(list):
         self.at(path, "owned", mode=mode, prune=prune).edits.append(edit)
 
 
+def hook_argv(python: str, client: str, event: str) -> list[str]:
+    """`<python> -S <package>/hooks/hafiza_hook.py <client> <event>`: the absolute interpreter (no PATH
+    lookup, no pyenv shim) without site-packages, which the hook sets up only when it must (hafiza_hook.py)."""
+    return [python, "-S", str(HOOK_SCRIPT), client, event]
+
+
 def hook_command(o, client: str, event: str) -> str:
-    """`<python> -m hafiza.hooks <client> <event>`: the absolute interpreter, no click, no PATH lookup."""
-    command = shlex.join([o.python, "-m", "hafiza.hooks", client, event])
+    command = shlex.join(hook_argv(o.python, client, event))
     return f"HAFIZA_VAULT={shlex.quote(str(o.vault))} {command}" if o.vault else command
 
 
@@ -157,7 +166,7 @@ def _claude(o, t: _Targets, notes: list[str], install: bool) -> None:
     base = o.home if o.scope == "user" else o.project
     if o.hooks:
         entries = _nested(o, "claude-code", CLAUDE_EVENTS, install)
-        t.json(base / ".claude" / "settings.json", lambda d, p: place_hooks(d, entries, MARK, p))
+        t.json(base / ".claude" / "settings.json", lambda d, p: place_hooks(d, entries, MARKS, p))
     if o.mcp:
         spec = {"type": "stdio", **_stdio_spec(o)} if install else None
         if spec is not None:
@@ -192,7 +201,7 @@ def _codex(o, t: _Targets, notes: list[str], install: bool) -> None:
     base = (o.home if o.scope == "user" else o.project) / ".codex"
     if o.hooks:
         entries = _nested(o, "codex", CODEX_EVENTS, install)
-        t.json(base / "hooks.json", lambda d, p: place_hooks(d, entries, MARK, p))
+        t.json(base / "hooks.json", lambda d, p: place_hooks(d, entries, MARKS, p))
         if install:
             notes.append("Codex runs new or changed hooks only after you trust them: start `codex` and choose "
                          "\"Trust all and continue\" when it says the hooks are new, or type `/hooks` and press `t` "
@@ -212,7 +221,7 @@ def _gemini(o, t: _Targets, notes: list[str], install: bool) -> None:
     path = (o.home if o.scope == "user" else o.project) / ".gemini" / "settings.json"
     if o.hooks:
         entries = _nested(o, "gemini", GEMINI_EVENTS, install, named=True)
-        t.json(path, lambda d, p: place_hooks(d, entries, MARK, p))
+        t.json(path, lambda d, p: place_hooks(d, entries, MARKS, p))
     if o.mcp:
         spec = _stdio_spec(o) if install else None
         t.json(path, lambda d, p: place_server(d, "mcpServers", SERVER, spec, p))
@@ -229,7 +238,7 @@ def _cursor(o, t: _Targets, notes: list[str], install: bool) -> None:
         def change(d: dict, p: Path) -> None:
             if entries:
                 d.setdefault("version", 1)
-            place_hooks(d, entries, MARK, p, nested=False)
+            place_hooks(d, entries, MARKS, p, nested=False)
         t.json(base / "hooks.json", change, empty=lambda text: set(parse_json(text, base)) <= {"version"})
     if o.mcp:
         spec = _stdio_spec(o) if install else None
@@ -252,7 +261,7 @@ def _goose(o, t: _Targets, notes: list[str], install: bool) -> None:
         plugin = o.home / ".agents" / "plugins" / "hafiza"
         hooks = {"hooks": {event: [{"hooks": [{"type": "command", "command": hook_command(o, "goose", event),
                                                "timeout": timeout}]}] for event, timeout in GOOSE_EVENTS}}
-        t.owned(plugin / "hooks" / "hooks.json", json.dumps(hooks, indent=2) + "\n" if install else None, MARK,
+        t.owned(plugin / "hooks" / "hooks.json", json.dumps(hooks, indent=2) + "\n" if install else None, MARKS,
                 prune=(plugin / "hooks", plugin))
         wrapper = o.home / ".local" / "bin" / "hafiza-goose"
         t.owned(wrapper, _template("goose/hafiza-goose") if install else None,
@@ -298,7 +307,7 @@ def _opencode_spec(o) -> dict:
 def opencode_plugin(o) -> str:
     """hooks/opencode/hafiza.ts with the absolute hook command (and vault) filled in."""
     text = _template("opencode/hafiza.ts")
-    command = [o.python, "-m", "hafiza.hooks", "opencode", "prompt"]
+    command = hook_argv(o.python, "opencode", "prompt")
     text, n1 = re.subn(r"^const COMMAND: string\[\] = .*$", f"const COMMAND: string[] = {json.dumps(command)}",
                        text, count=1, flags=re.M)
     text, n2 = re.subn(r"^const ENV: Record<string, string> = .*$",

@@ -73,38 +73,39 @@ def _child(parent: dict, key: str, kind: type, path: Path, where: str):
     return value
 
 
-def is_ours(handler, mark: str) -> bool:
-    return isinstance(handler, dict) and mark in str(handler.get("command", ""))
+def is_ours(handler, marks: tuple[str, ...]) -> bool:
+    command = str(handler.get("command", "")) if isinstance(handler, dict) else ""
+    return any(mark in command for mark in marks)
 
 
-def _strip(items: list, mark: str, nested: bool) -> bool:
+def _strip(items: list, marks: tuple[str, ...], nested: bool) -> bool:
     """Remove our handlers from an event's list (and groups left empty by that); True if any went."""
     removed = False
     for item in list(items):
         if nested and isinstance(item, dict) and isinstance(item.get("hooks"), list):
             inner = item["hooks"]
-            kept = [h for h in inner if not is_ours(h, mark)]
+            kept = [h for h in inner if not is_ours(h, marks)]
             if len(kept) != len(inner):
                 removed = True
                 if kept:
                     item["hooks"] = kept
                 else:
                     items.remove(item)
-        elif not nested and is_ours(item, mark):
+        elif not nested and is_ours(item, marks):
             items.remove(item)
             removed = True
     return removed
 
 
-def _first_ours(items: list, mark: str, nested: bool) -> int | None:
+def _first_ours(items: list, marks: tuple[str, ...], nested: bool) -> int | None:
     for i, item in enumerate(items):
         handlers = item.get("hooks") if nested and isinstance(item, dict) else [item]
-        if isinstance(handlers, list) and handlers and all(is_ours(h, mark) for h in handlers):
+        if isinstance(handlers, list) and handlers and all(is_ours(h, marks) for h in handlers):
             return i
     return None
 
 
-def place_hooks(settings: dict, entries: dict[str, dict], mark: str, path: Path, nested: bool = True) -> None:
+def place_hooks(settings: dict, entries: dict[str, dict], marks: tuple[str, ...], path: Path, nested: bool = True) -> None:
     """Make `settings["hooks"]` hold exactly `entries` (event → group or handler) of ours.
 
     Our old entries are removed from every event; a new one takes the place of
@@ -123,8 +124,8 @@ def place_hooks(settings: dict, entries: dict[str, dict], mark: str, path: Path,
             if event in entries:
                 raise ConfigError(f"{path}: expected hooks.{event} to be a list; nothing was changed.")
             continue
-        index = _first_ours(items, mark, nested)
-        if _strip(items, mark, nested):
+        index = _first_ours(items, marks, nested)
+        if _strip(items, marks, nested):
             removed_any = True
             if event in entries:
                 items.insert(len(items) if index is None else min(index, len(items)), entries[event])

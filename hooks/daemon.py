@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from .hafiza_hook import MAGIC, MAX_STDIN, unframe
 from .wire import run_dir, socket_path
 
 IDLE_SECONDS = 30 * 60
@@ -70,10 +71,11 @@ def serve(root: Path) -> int:
                 if time.monotonic() - last_full > FULL_SYNC:
                     recall.index.sync()  # full: picks up in-place hand edits the quick check cannot see
                     last_full = time.monotonic()
+                recall.prepare()  # a write since the last prompt: read the new generation's documents now
                 continue
             last = time.monotonic()
             with conn:
-                stop = handle(conn, recall, mode, stats, answer)
+                stop = handle(conn, recall, mode, stats, answer, root)
             stats["served"] += 1
             if stop or rss_mb() > MAX_RSS_MB:
                 return 0
@@ -87,16 +89,14 @@ def serve(root: Path) -> int:
         os.close(lock_fd)
 
 
-def handle(conn, recall, mode, stats, answer) -> bool:
+def handle(conn, recall, mode, stats, answer, root: Path) -> bool:
     """Answer one request; True when asked to stop."""
     conn.settimeout(2.0)
     try:
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = _receive(conn)
+        if data.startswith(MAGIC):
+            conn.sendall(b"OK\n" + _hook(data, recall, mode, answer, root))
+            return False
         request = json.loads(data or b"{}")
         if request.get("op") == "stop":
             reply = {"stopping": True, **stats}
@@ -114,9 +114,33 @@ def handle(conn, recall, mode, stats, answer) -> bool:
     return request.get("op") == "stop"
 
 
+def _receive(conn) -> bytes:
+    """A JSON request (one line) or a HOOK1 request (until the client shuts its side)."""
+    chunks, size, line = [], 0, None
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if line is None:
+            line = not chunks[0].startswith(MAGIC[:1])
+        if (line and chunk.endswith(b"\n")) or size > MAX_STDIN + 4096:
+            break
+    return b"".join(chunks)
+
+
+def _hook(data: bytes, recall, mode, answer, root: Path) -> bytes:
+    """The whole hook for the thin hook command, answered from this process's index and model."""
+    from .entry import respond
+
+    argv, environ, raw = unframe(data)
+    return respond(argv, raw, root, environ, lambda _root, request: answer(recall, request, mode)).encode("utf-8")
+
+
 def warm_up(recall, mode: str) -> None:
     """Open the index and vectors and run the model once, so the first hook is already fast."""
-    recall.index.open()
+    recall.prepare()
     if recall.embedder is not None:
         recall.vectors()
         recall.embedder.embed(["warm up"])

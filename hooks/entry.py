@@ -1,4 +1,9 @@
-"""`hafiza hook <client> <event>`: read the client's JSON on stdin, print what it should inject.
+"""The hook itself: a client's JSON in, what the client should inject out.
+
+`respond` is the one implementation. The warm recall process runs it for
+the thin hook command (hafiza_hook.py); `main` runs it in-process when no
+warm process answers (keyword-only, and it starts one) and for
+`hafiza hook <client> <event>`.
 
 Fails open: any error, a missing vault or a timeout means exit 0, nothing
 injected and one line in .hafiza/hooks.log. Imports only the standard
@@ -20,10 +25,10 @@ from hafiza.vault.files import atomic_write
 from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
 
 from . import render, session, wire
+from .hafiza_hook import MAX_STDIN, warm
 from .payload import Event, normalise
 
 TIMEOUT_SECONDS = 3.0     # well inside every client's own hook timeout
-MAX_STDIN = 4 << 20
 LOG_MAX_BYTES = 1 << 20
 
 
@@ -31,54 +36,70 @@ class HookTimeout(Exception):
     pass
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, raw: bytes | None = None, try_warm: bool = True) -> int:
+    """The hook as a command: stdin in, stdout out, exit 0 whatever happens."""
     argv = sys.argv[1:] if argv is None else argv
-    started = time.monotonic()
+    if len(argv) < 2 or argv[0] in ("-h", "--help"):
+        print("usage: hafiza hook <client> <event>  (reads the client's hook JSON on stdin)", file=sys.stderr)
+        return 0
     root = None
-    client = argv[0] if argv else "?"
     try:
-        if len(argv) < 2 or argv[0] in ("-h", "--help"):
-            print("usage: hafiza hook <client> <event>  (reads the client's hook JSON on stdin)", file=sys.stderr)
-            return 0
         _arm_timeout(float(os.environ.get("HAFIZA_HOOK_TIMEOUT", TIMEOUT_SECONDS)))
-        data = json.loads(sys.stdin.read(MAX_STDIN) or "{}")
+        raw = sys.stdin.buffer.read(MAX_STDIN) if raw is None else raw
+        root = resolve_vault(os.environ.get("HAFIZA_VAULT"))
+        out = warm(root, argv, raw) if try_warm else None
+        if out is None:
+            out = respond(argv, raw, root, os.environ, ask_cold).encode("utf-8")
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+    except BaseException as exc:  # fail open, whatever happened (a timeout while writing, Ctrl-C)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _log(root, f"{argv[0]} hook failed open: {type(exc).__name__}: {exc}")
+        if argv[0] in ("gemini", "gemini-cli"):
+            sys.stdout.write("{}")
+    return 0
+
+
+def respond(argv: list[str], raw: bytes, root: Path, environ, ask) -> str:
+    """What the hook prints for one call. `ask(root, request)` answers recall and profile requests."""
+    started = time.monotonic()
+    client = argv[0]
+    try:
+        data = json.loads(raw or b"{}")
         event = normalise(argv[0], argv[1], data if isinstance(data, dict) else {})
         client = event.client
-        root = resolve_vault(os.environ.get("HAFIZA_VAULT"))
         if not is_vault(root):
             _log(None, f"{event.client} {event.kind}: no vault at {root}; nothing injected")
             text = ""
         else:
-            text = handle(event, root)
-        _emit(event, text, root)
-        _log(root, f"{event.client} {event.kind} {'injected ' + str(len(text)) + ' chars' if text else 'silent'} "
-                   f"in {(time.monotonic() - started) * 1000:.0f} ms", verbose=True)
-    except BaseException as exc:  # fail open, whatever happened
-        signal.alarm(0)
+            text = handle(event, root, ask)
+        out = _emit(event, text, root, environ)
+        if environ.get("HAFIZA_HOOK_LOG_ALL"):  # every call's outcome and time, when asked for
+            _log(root, f"{event.client} {event.kind} {'injected ' + str(len(text)) + ' chars' if text else 'silent'}"
+                       f" in {(time.monotonic() - started) * 1000:.0f} ms")
+        return out
+    except Exception as exc:  # fail open
         _log(root, f"{client} hook failed open: {type(exc).__name__}: {exc}")
-        if client in ("gemini", "gemini-cli"):
-            sys.stdout.write("{}")
-    finally:
-        signal.alarm(0)
-    return 0
+        return "{}" if client in ("gemini", "gemini-cli") else ""
 
 
-def handle(event: Event, root: Path) -> str:
+def handle(event: Event, root: Path, ask) -> str:
     sidecar = root / SIDECAR
     if event.kind == "prompt":
-        return prompt_block(event, root)
+        return prompt_block(event, root, ask)
     if event.kind == "start":
         if event.source in ("compact", "clear"):
             session.reset(sidecar, event.client, event.session)
         session.prune(sidecar)
-        return profile_block(event, root)
+        return profile_block(event, root, ask)
     session.spool(sidecar, event)
     if event.kind == "precompact":
         session.reset(sidecar, event.client, event.session)
     return ""
 
 
-def prompt_block(event: Event, root: Path) -> str:
+def prompt_block(event: Event, root: Path, ask) -> str:
     from hafiza.indexer.gate import silence_reason
 
     if silence_reason(event.prompt):
@@ -87,7 +108,7 @@ def prompt_block(event: Event, root: Path) -> str:
     seen = session.seen(sidecar, event.client, event.session)
     request = {"op": "recall", "query": event.prompt, "project": project_of(event.cwd) if event.cwd else None,
                "exclude": sorted(seen), "context": recent_turns(event.transcript, event.prompt)}
-    reply = ask_warm(root, request)
+    reply = ask(root, request)
     chosen = render.select(reply.get("hits", []), seen)
     text, ids = render.block(chosen)
     if ids:
@@ -96,16 +117,13 @@ def prompt_block(event: Event, root: Path) -> str:
     return text
 
 
-def profile_block(event: Event, root: Path) -> str:
+def profile_block(event: Event, root: Path, ask) -> str:
     request = {"op": "profile", "project": project_of(event.cwd) if event.cwd else None}
-    return ask_warm(root, request).get("text", "")
+    return ask(root, request).get("text", "")
 
 
-def ask_warm(root: Path, request: dict) -> dict:
-    """The warm process's answer, or cold keyword-only recall while it starts in the background."""
-    reply = wire.ask(root, request)
-    if reply is not None:
-        return reply
+def ask_cold(root: Path, request: dict) -> dict:
+    """In-process keyword-only recall; starts the warm process in the background for the next prompt."""
     if os.environ.get("HAFIZA_DAEMON", "1") != "0":
         wire.spawn(root)
     from .service import cold
@@ -152,9 +170,10 @@ def _user_text(item: dict) -> str:
     return ""
 
 
-def _emit(event: Event, text: str, root: Path) -> None:
+def _emit(event: Event, text: str, root: Path, environ) -> str:
+    """What to print; Goose reads recall from a file instead (its MOIM file)."""
     if event.client == "goose":
-        moim = os.environ.get("GOOSE_MOIM_MESSAGE_FILE")
+        moim = environ.get("GOOSE_MOIM_MESSAGE_FILE")
         if moim and event.kind in ("prompt", "start") and is_vault(root):
             # One file carries everything Goose sees each turn: the session's profile, then this turn's recall.
             sidecar = root / SIDECAR
@@ -165,11 +184,8 @@ def _emit(event: Event, text: str, root: Path) -> None:
                 profile = session.load_text(sidecar, event.client, event.session, "profile")
             _write_moim(Path(moim), "\n\n".join(part for part in (profile, text if event.kind == "prompt" else "")
                                                  if part))
-        return
-    out = render.output(event.client, event.name, event.kind, text)
-    if out:
-        sys.stdout.write(out)
-        sys.stdout.flush()
+        return ""
+    return render.output(event.client, event.name, event.kind, text) or ""
 
 
 def _write_moim(path: Path, text: str) -> None:
@@ -185,9 +201,8 @@ def _arm_timeout(seconds: float) -> None:
     signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
-def _log(root: Path | None, line: str, verbose: bool = False) -> None:
-    if verbose and not os.environ.get("HAFIZA_HOOK_LOG_ALL"):
-        return
+def _log(root: Path | None, line: str) -> None:
+    """One line in the vault's hooks.log (or ~/.cache/hafiza/hooks.log without a vault)."""
     try:
         folder = (root / SIDECAR) if root and (root / ".git").exists() else Path.home() / ".cache" / "hafiza"
         folder.mkdir(parents=True, exist_ok=True)

@@ -6,13 +6,11 @@ import json
 import os
 import socket
 import sys
-import zlib
 from pathlib import Path
 
-CONNECT_TIMEOUT = 0.05   # a live daemon accepts at once; anything slower means fall back
-REPLY_TIMEOUT = 1.5
+from .hafiza_hook import CONNECT_TIMEOUT, REPLY_TIMEOUT, socket_file
+
 MAX_REPLY = 1 << 20
-_SUN_PATH_MAX = 100      # sockaddr_un holds 108 bytes on Linux, 104 on macOS
 
 
 def run_dir(root: Path) -> Path:
@@ -20,12 +18,7 @@ def run_dir(root: Path) -> Path:
 
 
 def socket_path(root: Path) -> Path:
-    """`.hafiza/run/recall.sock`, or a short stand-in under the temp dir when that path is too long."""
-    path = run_dir(root) / "recall.sock"
-    if len(os.fsencode(path)) < _SUN_PATH_MAX:
-        return path
-    key = f"{zlib.crc32(os.fsencode(Path(root).resolve())):08x}"
-    return Path(os.environ.get("TMPDIR") or "/tmp") / f"hafiza-{os.getuid()}" / f"{key}.sock"
+    return Path(socket_file(root))
 
 
 def ask(root: Path, request: dict, timeout: float = REPLY_TIMEOUT) -> dict | None:

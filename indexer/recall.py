@@ -24,7 +24,7 @@ from hafiza.vault import usage
 from . import rank
 from .config import embedder_choice
 from .index import Index
-from .search import GATHER, Hit, factors, keyword_channel, query_terms, to_hit, visible
+from .search import GATHER, Hit, View, factors, keyword_channel, query_terms, to_hit, visible
 
 MODES = ("keyword", "meaning", "hybrid")
 CONTEXT_BOOST = 0.3   # terms from recent turns sharpen the ranking but never supply the subject
@@ -61,6 +61,7 @@ class Recall:
         self.root = Path(root)
         self.index = Index(self.root, **({"notice": notice} if notice else {}))
         self.embedder = embedder
+        self._view = None
         self._vectors = None
         self._vectors_stamp = None
         self._background = None
@@ -108,29 +109,45 @@ class Recall:
 
     def _search(self, query, limit, mode, project, all_scopes, include_inactive, today, sync, floor,
                 exclude, context) -> list[Hit]:
-        ix = self.index.open(quick=self.quick_sync) if sync or self.index._ix is None else self.index._ix
+        view = self.view(sync)
         words = query_terms(query)
         extra = [w for w in query_terms(context) if w not in words] if context else []
         scope = dict(project=project, all_scopes=all_scopes, include_inactive=include_inactive)
-        with ix.searcher(weighting=_bm25f()) as searcher:
-            cands: dict[str, dict] = {}
-            if mode != "meaning" and words:
-                self._keyword(searcher, words, extra, scope, cands)
-            if mode != "keyword":
-                self._meaning(searcher, query, scope, cands)
+        cands: dict[str, dict] = {}
+        if mode != "meaning" and words:
+            self._keyword(view, words, extra, scope, cands)
+        if mode != "keyword":
+            self._meaning(view, query, scope, cands)
         hits = self._score(cands, mode, today, set(exclude))
         return (apply_floor(hits, mode, floor) if floor else hits)[:limit]
 
+    def view(self, sync: bool = True) -> View:
+        """The open searcher on the current index, kept while the index object stays the same."""
+        ix = self.index.open(quick=self.quick_sync) if sync or self.index._ix is None else self.index._ix
+        if self._view is None or self._view.ix is not ix:
+            self.close()
+            self._view = View(ix)
+        return self._view
+
+    def prepare(self) -> None:
+        """Sync, open the view and read all of its documents: a long-lived process does this while idle."""
+        self.view().load_all()
+
+    def close(self) -> None:
+        if self._view is not None:
+            self._view.close()
+            self._view = None
+
     # ---- channels
 
-    def _keyword(self, searcher, words, extra, scope, cands) -> None:
-        n = searcher.doc_count()
-        idf = {w: _idf_of(n, _df(searcher, w)) for w in dict.fromkeys(words + extra)}  # each looked up once
+    def _keyword(self, view, words, extra, scope, cands) -> None:
+        n = view.searcher.doc_count()
+        idf = {w: _idf_of(n, _df(view.searcher, w)) for w in dict.fromkeys(words + extra)}  # each looked up once
         words = _rarest(_uncommon(words, idf, n), idf, MAX_TERMS)
         extra = _rarest(_uncommon(extra, idf, n), idf, MAX_CONTEXT_TERMS)
         total = sum(idf[w] for w in words) or 1.0
         rarest = _idf_of(n, 1)
-        found = keyword_channel(searcher, words, also=extra, **scope)
+        found = keyword_channel(view, words, also=extra, **scope)
         if extra:
             found = _sharpen(found, {w: idf[w] for w in extra})
         for position, (doc, bm25, matched) in enumerate(found, 1):
@@ -138,7 +155,7 @@ class Recall:
             cands[doc["id"]] = {"doc": doc, "keyword_rank": position, "bm25": bm25,
                                 "coverage": mass / total, "idf": mass / rarest}
 
-    def _meaning(self, searcher, query, scope, cands) -> None:
+    def _meaning(self, view, query, scope, cands) -> None:
         store = self.vectors()
         if store is None or not len(store):
             return
@@ -153,7 +170,7 @@ class Recall:
         position = 0
         for mem_id, cosine in store.search(qvec, GATHER * 3):
             entry = cands.get(mem_id)
-            doc = entry["doc"] if entry else searcher.document(id=mem_id)
+            doc = entry["doc"] if entry else view.doc_by_id(mem_id)
             if doc is None or not visible(doc, **scope):
                 continue
             position += 1
@@ -250,12 +267,6 @@ def _idf_of(n: int, df: int) -> float:
 
 def _round(value):
     return round(value, 4) if isinstance(value, float) else value
-
-
-def _bm25f():
-    from whoosh import scoring
-
-    return scoring.BM25F()
 
 
 def open_recall(root: Path, mode: str | None = None, embedder="default") -> tuple[Recall, str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hafiza.hooks import wire
+from hafiza.hooks.clients import hook_argv
 from hafiza.vault import usage
 
 CLAUDE_PROMPT = {"session_id": "s-1", "transcript_path": "", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit",
@@ -20,7 +21,7 @@ CLAUDE_PROMPT = {"session_id": "s-1", "transcript_path": "", "cwd": "/tmp", "hoo
 
 def hook(client: str, event: str, payload: dict, env: dict | None = None, raw: str | None = None):
     env = {"HAFIZA_DAEMON": "0", **(env or {})}
-    proc = subprocess.run([sys.executable, "-m", "hafiza.hooks", client, event],
+    proc = subprocess.run(hook_argv(sys.executable, client, event),  # exactly what `hafiza install` writes
                           input=raw if raw is not None else json.dumps(payload), capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -257,7 +258,7 @@ def test_warm_and_cold_give_the_same_memories_keyword_only(filled):
 def test_twenty_hooks_at_once_leave_one_warm_process(filled):
     env = {**os.environ, "HAFIZA_DAEMON": "1", "HAFIZA_EMBEDDER": "hash"}
     payload = json.dumps({**CLAUDE_PROMPT, "prompt": "how do we deploy to production, from which branch?"})
-    procs = [subprocess.Popen([sys.executable, "-m", "hafiza.hooks", "claude-code", "UserPromptSubmit"],
+    procs = [subprocess.Popen(hook_argv(sys.executable, "claude-code", "UserPromptSubmit"),
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True) for _ in range(20)]
     try:
         for proc in procs:
@@ -347,3 +348,55 @@ def test_recent_turns_reads_a_short_transcript_whole_and_skips_machine_turns(tmp
                                     for t in turns) + "\n")
     assert recent_turns(str(transcript), "now the port?") == "the kafka cluster and the staging host"
     assert recent_turns(str(tmp_path / "missing.jsonl"), "x") == ""
+
+
+def test_with_a_warm_process_the_hook_loads_neither_site_packages_nor_hafiza(filled, tmp_path):
+    from hafiza.hooks.clients import HOOK_SCRIPT
+
+    env = {**os.environ, "HAFIZA_EMBEDDER": "none"}
+    subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(filled.root)], env=env, start_new_session=True)
+    moim = tmp_path / "moim.txt"
+    try:
+        assert _wait(lambda: wire.ask(filled.root, {"op": "ping"}) is not None)
+        proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(HOOK_SCRIPT), "claude-code",
+                               "UserPromptSubmit"], input=json.dumps({**CLAUDE_PROMPT, "prompt": "production deploy "
+                                                                      "from which branch?"}),
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert "production-deploys-only-from-main" in context_of(proc.stdout)
+        imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+        assert "_socket" in imported
+        assert imported & {"site", "json", "socket", "pathlib", "enum", "hafiza"} == set()
+        # The hook's environment reaches the warm process: Goose's recall file is written by it.
+        hook("goose", "prompt", {"session_id": "g1", "message": "which staging server and port?"},
+             env={"HAFIZA_EMBEDDER": "none", "HAFIZA_DAEMON": "1", "GOOSE_MOIM_MESSAGE_FILE": str(moim)})
+        assert wire.ask(filled.root, {"op": "status"})["served"] >= 3
+    finally:
+        _stop(filled.root)
+    assert "staging-server-stg-ist-2" in moim.read_text()
+
+
+def test_the_hook_finds_the_vault_where_hafiza_does(tmp_path, monkeypatch):
+    from hafiza.hooks.hafiza_hook import vault_dir
+    from hafiza.vault.paths import resolve_vault
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for env in ({}, {"XDG_DATA_HOME": str(tmp_path / "xdg")}, {"HAFIZA_VAULT": "~/notes/../vault"},
+                {"HAFIZA_VAULT": str(tmp_path / "v"), "XDG_DATA_HOME": str(tmp_path / "xdg")}):
+        for name in ("HAFIZA_VAULT", "XDG_DATA_HOME"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert vault_dir() == str(resolve_vault(None)), env
+
+
+def test_hook_requests_frame_and_unframe():
+    from hafiza.hooks.hafiza_hook import frame, unframe
+
+    raw = json.dumps({"prompt": "şu an\nnasıl\n\ndeploy ederiz?"}).encode()
+    env = {"GOOSE_MOIM_MESSAGE_FILE": "/tmp/m ö.txt", "HOME": "/root", "HAFIZA_HOOK_LOG_ALL": ""}
+    assert unframe(frame(["goose", "prompt"], raw, env)) == (["goose", "prompt"],
+                                                            {"GOOSE_MOIM_MESSAGE_FILE": "/tmp/m ö.txt"}, raw)
+    assert frame(["goose", "prompt"], raw, {"GOOSE_MOIM_MESSAGE_FILE": "/tmp/a\nb"}) is None
+    assert frame(["claude code", "x"], raw, {}) is None and frame(["claude-code"], raw, {}) is None
+    with pytest.raises(ValueError):
+        unframe(b'{"op": "ping"}\n')

@@ -114,7 +114,7 @@ def test_hook_commands_use_this_interpreter_and_skip_click():
     settings = json.loads((home() / ".claude" / "settings.json").read_text())
     assert set(settings["hooks"]) == {"UserPromptSubmit", "SessionStart", "SessionEnd", "PreCompact"}
     command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert shlex.split(command) == [interpreter(), "-m", "hafiza.hooks", "claude-code", "UserPromptSubmit"]
+    assert shlex.split(command) == [interpreter(), "-S", str(clients.HOOK_SCRIPT), "claude-code", "UserPromptSubmit"]
     server = json.loads((home() / ".claude.json").read_text())["mcpServers"]["hafiza"]
     assert server["type"] == "stdio" and server["args"][-1] == "mcp" and Path(server["command"]).is_absolute()
 
@@ -189,7 +189,7 @@ def test_opencode_gets_the_mcp_server_and_the_plugin():
     server = json.loads((home() / ".config/opencode/opencode.json").read_text())["mcp"]["hafiza"]
     assert server["type"] == "local" and server["command"][-1] == "mcp" and server["enabled"] is True
     plugin = (home() / ".config/opencode/plugins/hafiza.ts").read_text()
-    command = json.dumps([interpreter(), "-m", "hafiza.hooks", "opencode", "prompt"])
+    command = json.dumps([interpreter(), "-S", str(clients.HOOK_SCRIPT), "opencode", "prompt"])
     assert f"const COMMAND: string[] = {command}" in plugin
     assert '"chat.message"' in plugin and "synthetic: true" in plugin
 
@@ -273,6 +273,17 @@ def test_reinstall_replaces_hafiza_entries_in_place():
     groups = json.loads((home() / ".claude/settings.json").read_text())["hooks"]["UserPromptSubmit"]
     assert len(groups) == 2 and "/old/python" not in json.dumps(groups)
     assert groups[0]["hooks"][0]["command"] == "~/bin/my-prompt-hook"
+
+
+def test_hooks_of_an_earlier_version_are_replaced_and_uninstalled():
+    old = {"type": "command", "command": "/usr/bin/python3 -m hafiza.hooks claude-code UserPromptSubmit", "timeout": 10}
+    write(home() / ".claude/settings.json", json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [old]}]}}))
+    install("claude-code")
+    groups = json.loads((home() / ".claude/settings.json").read_text())["hooks"]["UserPromptSubmit"]
+    assert len(groups) == 1 and "hafiza_hook.py" in groups[0]["hooks"][0]["command"]
+    write(home() / ".claude/settings.json", json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [old]}]}}))
+    uninstall("claude-code")
+    assert "hooks" not in json.loads((home() / ".claude/settings.json").read_text())
 
 
 def test_a_file_mode_and_a_symlink_are_kept(tmp_path):

@@ -1,0 +1,144 @@
+"""The command every client's hook runs: `python -S .../hafiza_hook.py <client> <event>`.
+
+A hook runs on every prompt, so its start-up is the floor of hafiza's
+latency. With `-S` the interpreter sets up no site-packages (in a venv
+with an editable install, site alone costs ~15 ms), and this file imports
+nothing the interpreter has not already loaded but the C socket module
+(`socket.py` pulls in enum and selectors; `json` pulls in `re`: ~10 ms
+between them). It hands the client's raw payload to the vault's warm
+recall process, which does all of the hook's work (hafiza.hooks.entry.respond),
+and prints the answer. When no warm process answers, it sets up
+site-packages and runs the same hook in-process, keyword-only, which also
+starts a warm process for the next prompt.
+
+The wire format of the hook request (`HOOK1`; JSON requests are the
+other kind the warm process answers):
+
+    HOOK1 <client> <event>\\n
+    NAME=value\\n ...       the PASSED environment variables that are set
+    \\n
+    <the client's payload, raw, until the end of the stream>
+
+and the reply is `OK\\n` followed by exactly what the hook prints.
+
+Imported as a module (hafiza.hooks.hafiza_hook), it lends the same
+`warm` and `socket_file` to the in-process entry point and to wire.py.
+"""
+
+import os
+import sys
+
+MAGIC = b"HOOK1"
+PASSED = ("GOOSE_MOIM_MESSAGE_FILE", "HAFIZA_HOOK_LOG_ALL")  # what the warm process needs of the hook's env
+MAX_STDIN = 4 << 20
+TIMEOUT = 3.0           # for reading stdin and the warm answer; the in-process fallback has its own
+CONNECT_TIMEOUT = 0.05  # a live warm process accepts at once; anything slower means fall back
+REPLY_TIMEOUT = 1.5
+_SUN_PATH_MAX = 100     # sockaddr_un holds 108 bytes on Linux, 104 on macOS
+
+
+def vault_dir(environ=os.environ) -> str:
+    """`HAFIZA_VAULT`, else `$XDG_DATA_HOME/hafiza/vault`: as hafiza.vault.paths.default_vault, without pathlib."""
+    given = environ.get("HAFIZA_VAULT")
+    if given:
+        return os.path.realpath(os.path.expanduser(given))
+    data = environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.realpath(os.path.join(data, "hafiza", "vault"))
+
+
+def socket_file(root) -> str:
+    """`.hafiza/run/recall.sock`, or a short stand-in under the temp dir when that path is too long."""
+    path = os.path.join(os.fspath(root), ".hafiza", "run", "recall.sock")
+    if len(os.fsencode(path)) < _SUN_PATH_MAX:
+        return path
+    import zlib
+
+    key = f"{zlib.crc32(os.fsencode(os.path.realpath(root))):08x}"
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"hafiza-{os.getuid()}", f"{key}.sock")
+
+
+def frame(argv: list[str], raw: bytes, environ=os.environ) -> bytes | None:
+    """The HOOK1 request for this hook call, or None when a field cannot be framed."""
+    if len(argv) < 2:
+        return None
+    header = [f"{argv[0]} {argv[1]}", *(f"{name}={environ[name]}" for name in PASSED if environ.get(name))]
+    if " " in argv[0] + argv[1] or any(c in line for line in header for c in "\r\n\0"):
+        return None
+    return MAGIC + b" " + "\n".join(header).encode("utf-8", "surrogateescape") + b"\n\n" + raw
+
+
+def unframe(data: bytes) -> tuple[list[str], dict[str, str], bytes]:
+    """(argv, passed environment, raw payload) of a HOOK1 request; ValueError if it is not one."""
+    head, sep, raw = data.partition(b"\n\n")
+    if not sep or not head.startswith(MAGIC + b" "):
+        raise ValueError("not a HOOK1 request")
+    first, *lines = head[len(MAGIC) + 1:].decode("utf-8", "surrogateescape").split("\n")
+    environ = dict(line.split("=", 1) for line in lines if "=" in line)
+    return first.split(" "), {k: v for k, v in environ.items() if k in PASSED}, raw
+
+
+def warm(root, argv: list[str], raw: bytes) -> bytes | None:
+    """What the hook prints, as the vault's warm process answers it; None when none does."""
+    import _socket
+
+    request = frame(argv, raw)
+    if request is None:
+        return None
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_TIMEOUT)
+        sock.connect(socket_file(root))
+        sock.settimeout(REPLY_TIMEOUT)
+        sock.sendall(request)
+        sock.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:  # no warm process, a stale socket, a timeout: fall back
+        return None
+    finally:
+        sock.close()
+    reply = b"".join(chunks)
+    return reply[3:] if reply.startswith(b"OK\n") else None
+
+
+def main(argv: list[str]) -> int:
+    import _signal  # signal.py imports enum
+
+    def expire(*_):
+        raise TimeoutError
+
+    raw, out = b"", None
+    try:
+        _signal.signal(_signal.SIGALRM, expire)
+        _signal.setitimer(_signal.ITIMER_REAL, TIMEOUT)  # a client that never closes stdin, a stuck warm process
+        raw = sys.stdin.buffer.read(MAX_STDIN)
+        out = warm(vault_dir(), argv, raw)
+    except Exception:
+        out = None
+    finally:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+    if out is not None:
+        sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+        return 0
+    return _in_process(argv, raw)
+
+
+def _in_process(argv: list[str], raw: bytes) -> int:
+    """No warm process: the whole hook in this process (it fails open by itself)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]  # hooks/ would shadow packages
+    import site
+
+    site.main()  # the site-packages -S skipped: hafiza and its dependencies
+    from hafiza.hooks.entry import main as in_process
+
+    return in_process(argv, raw, try_warm=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
