@@ -1,4 +1,7 @@
-"""Whole-hook latency of `python -m hafiza.hooks claude-code UserPromptSubmit`, warm and cold.
+"""Whole-hook latency of the installed hook command, warm and cold.
+
+The command is what `hafiza install` writes (hafiza.hooks.clients.hook_argv):
+`python -S <package>/hooks/hafiza_hook.py claude-code UserPromptSubmit`.
 
     .venv/bin/python bench/hook_latency.py                       # 1,000 / 5,000 / 20,000, print the tables
     .venv/bin/python bench/hook_latency.py --save                # and write bench/results/hook-latency-YYYY-MM-DD.{json,md}
@@ -80,7 +83,14 @@ import gen  # noqa: E402
 TARGET_WARM_P50 = 40.0
 TARGET_WARM_P95 = 80.0
 TARGET_COLD_P50 = 120.0
-HOOK = ["-m", "hafiza.hooks", "claude-code", "UserPromptSubmit"]
+
+
+def hook_command(python: str) -> list[str]:
+    """The installed hook command, from the snapshot under test."""
+    from hafiza.hooks.clients import hook_argv
+
+    return hook_argv(python, "claude-code", "UserPromptSubmit")
+
 VARIANTS = ("warm_meaning", "warm_keyword", "cold_keyword")
 BASELINES = {"python_pass": ["-c", "pass"], "import_json_socket": ["-c", "import json, socket"],
              "import_hook_entry": ["-c", "import hafiza.hooks.entry"], "python_no_site": ["-S", "-c", "pass"]}
@@ -401,7 +411,7 @@ def latency(python: str, env: Env, vaults: dict[str, Path], prompts: list[tuple]
             if key in BASELINES:
                 ms, c, out = timed([python, *BASELINES[key]], env(), work)
             else:
-                ms, c, out = timed([python, *HOOK], hook_env[key], cwd, input=payload(prompt, cwd, script))
+                ms, c, out = timed(hook_command(python), hook_env[key], cwd, input=payload(prompt, cwd, script))
                 if i >= 0 and "<hafiza-recall>" in out:
                     injected[key] += 1
             if i >= 0:
@@ -442,7 +452,7 @@ def burst(python: str, env: Env, vault: Path, prompts: list[tuple], hz: Hz, coun
     t0 = time.perf_counter()
     for k in range(count):
         prompt, cwd, script = prompts[k % len(prompts)]
-        p = subprocess.Popen([python, *HOOK], env=hook_env, cwd=cwd, stdin=subprocess.PIPE,
+        p = subprocess.Popen(hook_command(python), env=hook_env, cwd=cwd, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         procs.append((p, payload(prompt, cwd, script)))
 
@@ -693,7 +703,7 @@ def markdown(report: dict) -> str:
         *[f"- {v}" for v in report["verdicts"]],
         *[f"- {note}" for note in report.get("notes", [])],
         "",
-        f"Method: `python -m hafiza.hooks claude-code UserPromptSubmit` as a fresh process per run with a real "
+        f"Method: the installed hook command (`python -S .../hafiza_hook.py claude-code UserPromptSubmit`) as a fresh process per run with a real "
         f"payload on stdin (fresh session id, cwd in a project's git folder, transcript_path to a "
         f"~{c['transcript_kb']} KB transcript); {c['runs']} rounds after 3 warm-up rounds, each round running every "
         f"variant and baseline once in rotating order with the same prompt; prompts from bench/gen.py queries "

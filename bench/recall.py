@@ -14,7 +14,6 @@ calibrated floor is also reported on prompts it was not tuned on.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -103,7 +102,7 @@ def calibrate(prompts, ranked, mode, verbose=False):
     best = None
     grid = itertools.product((1.0, 1.5, 2.0, 2.5, 3.0), (-0.15, -0.1, -0.05, 0.0, 0.05), (0.1, 0.25, 0.4))
     for idf, margin, relative in grid:
-        floor = dataclasses.replace(FLOOR, idf=idf, margin=margin, relative=relative)
+        floor = FLOOR._replace(idf=idf, margin=margin, relative=relative)
         o = evaluate(prompts, ranked, mode, floor)["overall"]
         # Silence first (the hook's contract), then as few wrongly-empty answers as possible.
         ok = o.get("chitchat_silence", 1) >= 0.95
@@ -162,7 +161,7 @@ def main() -> int:
         for mode in ("keyword", "meaning", "hybrid"):
             results[f"{mode}, held-out"] = evaluate(heldout, ranked[mode], mode, floor)
     report = {"date": TODAY.isoformat(), "run": dt.datetime.now().isoformat(timespec="seconds"),
-              "embedder": f"{embedder.name} {embedder.version}", "floor": dataclasses.asdict(floor),
+              "embedder": f"{embedder.name} {embedder.version}", "floor": floor._asdict(),
               "memories": len(load("memories.jsonl")), "prompts": len(prompts), "heldout": len(heldout), "build_seconds": round(build_s, 1),
               "ms_per_query_in_process": timings, "python": platform.python_version(), "results": results}
     text = (f"embedder {report['embedder']}, floor {report['floor']}\n"

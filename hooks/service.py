@@ -36,4 +36,6 @@ def cold(root: Path, request: dict) -> dict:
     """The fallback when no warm process answers: in-process and keyword-only (no model load)."""
     from hafiza.indexer.recall import Recall
 
-    return answer(Recall(root, embedder=None, notice=lambda _: None), request, "keyword")
+    recall = Recall(root, embedder=None, notice=lambda _: None)
+    recall.quick_sync = True  # nothing written since the last full sync: open the index as it is
+    return answer(recall, request, "keyword")

@@ -16,8 +16,8 @@ import math
 import os
 import pickle
 import struct
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from hafiza.vault import usage
 
@@ -36,9 +36,9 @@ MAX_EMBED_CHARS = 1000
 COMMON = 0.2
 
 
-@dataclass(frozen=True)
-class Floor:
-    """When a candidate counts as relevant at all (calibrated on bench/recall, see its README)."""
+class Floor(NamedTuple):
+    """When a candidate counts as relevant at all (calibrated on bench/recall, see its README).
+    A NamedTuple, not a dataclass: importing dataclasses costs the cold hook ~5 ms."""
 
     idf: float = 1.5          # matched IDF mass, in units of a word found in one memory only
     margin: float = 0.0       # or: closer to the memory than to any background prompt (background.py)

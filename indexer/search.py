@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 from hafiza.vault import usage
 
@@ -15,8 +15,9 @@ from .stopwords import informative
 GATHER = 50  # candidates per channel: gather wide, cut late
 
 
-@dataclass
-class Hit:
+class Hit(NamedTuple):
+    """One recalled memory. A NamedTuple, not a dataclass: importing dataclasses costs the cold hook ~5 ms."""
+
     id: str
     title: str
     type: str
@@ -28,10 +29,10 @@ class Hit:
     tags: str = ""
     superseded_by: str | None = None
     verified: str | None = None
-    parts: dict = field(default_factory=dict)
+    parts: dict | None = None   # how the score was made (--explain)
 
     def to_json(self, explain: bool = False) -> dict:
-        data = asdict(self)
+        data = self._asdict()
         if not explain:
             data.pop("parts")
         data["score"] = round(self.score, 6)
