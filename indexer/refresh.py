@@ -36,16 +36,16 @@ def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False) -
     """Embed what is new or changed since the last sync; returns (embedded, removed)."""
     from hafiza.vault.model import content_hash
 
-    from .vectors import VectorStore, embedding_text
+    from .vectors import VectorStore, embedding_texts
 
     store = VectorStore(index.sidecar)
     if not rebuild:
         store.load(embedder.name, embedder.version, embedder.dim)
     items = []
     for doc in index.documents():
-        text = embedding_text(doc["title"], _split(doc.get("aliases"), "|"), _split(doc.get("tags"), ","),
-                              doc.get("snippet") or "")
-        items.append((doc["id"], content_hash(text), text))
+        texts = embedding_texts(doc["title"], _split(doc.get("aliases"), "|"), _split(doc.get("tags"), ","),
+                                doc.get("snippet") or "")
+        items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
     bar = (lambda done, total: progress(done, total, "embedding")) if progress else None
     return store.sync(embedder, items, bar)
 

@@ -1,11 +1,14 @@
-"""The embedding sidecar: one unit vector per memory, keyed by content hash.
+"""The embedding sidecar: a few unit vectors per memory, keyed by content hash.
 
 Two files in the vault's `.hafiza/`:
 
-- `vectors.npy`  float32 (n, dim), memory-mapped on load;
+- `vectors.npy`  float32 (rows, dim), memory-mapped on load; each memory's
+  rows are adjacent;
 - `vectors.json` the embedder (name, version, dim), the row count, a CRC-32
-  of the rows, and per row the memory id and the content hash it was
-  embedded from.
+  of the rows, and per memory its id, the content hash it was embedded from
+  and how many rows it has.
+
+A memory scores by its best row (see `embedding_texts` for why there are several).
 
 Both are replaced atomically (temp file + os.replace), the rows first. A
 reader that catches a writer between the two renames, or a crash there,
@@ -21,7 +24,7 @@ import os
 import re
 import zlib
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -31,14 +34,18 @@ from hafiza.vault.files import atomic_write
 VECTORS = "vectors.npy"
 META = "vectors.json"
 BATCH = 32  # texts per embed() call; also how often progress is reported
-_FORMAT = 1
+_FORMAT = 2  # 2: several rows per memory
 _READ_ATTEMPTS = 3  # a concurrent writer renames twice; a fourth mismatch is real damage
 
 Progress = Callable[[int, int], None]
 
 
 class VectorStore:
-    """The vectors of one vault, for one embedder at a time."""
+    """The vectors of one vault, for one embedder at a time.
+
+    `ids`, `hashes` and `counts` are per memory; `matrix` has `sum(counts)`
+    rows, a memory's rows starting at `starts[i]`.
+    """
 
     def __init__(self, directory: str | os.PathLike):
         self.dir = Path(directory)
@@ -51,14 +58,22 @@ class VectorStore:
         self.embedder = (name, version, dim)
         self.ids: list[str] = []
         self.hashes: list[str] = []
+        self.counts: list[int] = []
+        self.starts = np.zeros(0, dtype=np.intp)
         self.matrix = np.zeros((0, dim), dtype=np.float32)
-        self._row: dict[str, int] = {}
+        self._index: dict[str, int] = {}
         self._on_disk = False  # whether the files hold exactly this state
 
-    def _set(self, ids: list[str], hashes: list[str], matrix: np.ndarray) -> None:
-        self.ids, self.hashes, self.matrix = ids, hashes, matrix
-        self._row = {id_: i for i, id_ in enumerate(ids)}
+    def _set(self, ids: list[str], hashes: list[str], counts: list[int], matrix: np.ndarray) -> None:
+        self.ids, self.hashes, self.counts, self.matrix = ids, hashes, counts, matrix
+        self.starts = np.cumsum([0, *counts[:-1]], dtype=np.intp) if counts else np.zeros(0, dtype=np.intp)
+        self._index = {id_: i for i, id_ in enumerate(ids)}
         self._on_disk = True
+
+    def rows(self, id_: str) -> np.ndarray:
+        """The vectors of one memory (best first is not implied)."""
+        i = self._index[id_]
+        return np.asarray(self.matrix[self.starts[i]:self.starts[i] + self.counts[i]])
 
     # ------------------------------------------------------------------ load
 
@@ -75,7 +90,7 @@ class VectorStore:
             except (OSError, ValueError, KeyError, TypeError):
                 return False  # missing or unreadable: rebuild
             if _crc(matrix) == meta["crc32"]:
-                self._set(meta["ids"], meta["hashes"], matrix)
+                self._set(meta["ids"], meta["hashes"], meta["counts"], matrix)
                 return True
             # rows and json from different writes: a writer is between its two
             # renames (or crashed there); read the pair again
@@ -83,9 +98,9 @@ class VectorStore:
 
     # ------------------------------------------------------------------ sync
 
-    def sync(self, embedder: Embedder, items: Iterable[tuple[str, str, str]],
+    def sync(self, embedder: Embedder, items: Iterable[tuple[str, str, str | Sequence[str]]],
              progress: Progress | None = None) -> tuple[int, int]:
-        """Make the store hold exactly `items` (id, content_hash, text), and save it.
+        """Make the store hold exactly `items` (id, content_hash, text or texts), and save it.
 
         Diffs against what the store holds now: call `load` first to reuse
         the vectors on disk; without it (or after a failed load) everything
@@ -98,30 +113,33 @@ class VectorStore:
         key = (embedder.name, embedder.version, embedder.dim)
         if self.embedder != key:  # vectors of another embedder are not comparable
             self._clear(*key)
-        wanted = {id_: (hash_, text) for id_, hash_, text in items}
+        wanted = {id_: (hash_, [texts] if isinstance(texts, str) else list(texts))
+                  for id_, hash_, texts in items}
         keep = [i for i, id_ in enumerate(self.ids)
                 if id_ in wanted and wanted[id_][0] == self.hashes[i]]
         kept_ids = {self.ids[i] for i in keep}
         todo = [(id_, h, t) for id_, (h, t) in wanted.items() if id_ not in kept_ids]
-        removed = len(self.ids) - len(keep) - sum(1 for id_, _, _ in todo if id_ in self._row)
+        removed = len(self.ids) - len(keep) - sum(1 for id_, _, _ in todo if id_ in self._index)
         if not todo and len(keep) == len(self.ids) and self._on_disk:
             return 0, 0
-        fresh = _embed_all(embedder, [t for _, _, t in todo], progress)
-        matrix = np.concatenate([np.asarray(self.matrix[keep]), fresh]) if keep else fresh
+        fresh = _embed_all(embedder, [text for _, _, texts in todo for text in texts], progress)
+        kept_rows = [r for i in keep for r in range(self.starts[i], self.starts[i] + self.counts[i])]
+        matrix = np.concatenate([np.asarray(self.matrix[kept_rows]), fresh]) if keep else fresh
         ids = [self.ids[i] for i in keep] + [id_ for id_, _, _ in todo]
         hashes = [self.hashes[i] for i in keep] + [h for _, h, _ in todo]
-        self._write(ids, hashes, matrix)
-        self._set(ids, hashes, matrix)
+        counts = [self.counts[i] for i in keep] + [len(t) for _, _, t in todo]
+        self._write(ids, hashes, counts, matrix)
+        self._set(ids, hashes, counts, matrix)
         return len(todo), removed
 
-    def _write(self, ids: list[str], hashes: list[str], matrix: np.ndarray) -> None:
+    def _write(self, ids: list[str], hashes: list[str], counts: list[int], matrix: np.ndarray) -> None:
         """Rows first, then the json that vouches for them (CRC and count)."""
         name, version, dim = self.embedder
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write(self.dir / VECTORS,
                       lambda f: np.lib.format.write_array(f, matrix, allow_pickle=False))
         meta = {"format": _FORMAT, "embedder": name, "version": version, "dim": dim,
-                "rows": len(ids), "crc32": _crc(matrix), "ids": ids, "hashes": hashes}
+                "rows": len(matrix), "crc32": _crc(matrix), "ids": ids, "hashes": hashes, "counts": counts}
         data = json.dumps(meta, ensure_ascii=False).encode("utf-8")
         atomic_write(self.dir / META, lambda f: f.write(data))
 
@@ -129,7 +147,7 @@ class VectorStore:
 
     def search(self, query_vec: np.ndarray, k: int,
                allowed: set[str] | None = None) -> list[tuple[str, float]]:
-        """The k ids whose vectors are nearest `query_vec`, as (id, cosine), best first.
+        """The k ids whose best vector is nearest `query_vec`, as (id, cosine), best first.
 
         `allowed`, if given, limits the answer to those ids.
         """
@@ -140,30 +158,50 @@ class VectorStore:
             raise ValueError(f"query has dim {query.shape[0]}, store has {self.matrix.shape[1]}")
         # scoring every row takes ~0.3 ms at 5,000 rows; filtering the scores
         # avoids copying the allowed rows out of the memory map
-        scores = self.matrix @ query
-        rows = None
+        scores = np.maximum.reduceat(self.matrix @ query, self.starts)
+        chosen = None
         if allowed is not None:
-            rows = np.fromiter((self._row[i] for i in allowed if i in self._row), dtype=np.intp)
-            rows.sort()
-            scores = scores[rows]
+            chosen = np.fromiter((self._index[i] for i in allowed if i in self._index), dtype=np.intp)
+            chosen.sort()
+            scores = scores[chosen]
         top = _top_k(scores, k)
-        top_rows = top if rows is None else rows[top]
-        return [(self.ids[r], float(scores[t])) for r, t in zip(top_rows, top)]
+        top_ids = top if chosen is None else chosen[top]
+        return [(self.ids[i], float(scores[t])) for i, t in zip(top_ids, top)]
+
+
+def embedding_texts(title: str, aliases: Iterable[str] = (), tags: Iterable[str] = (),
+                    body: str = "", limit: int = 500) -> tuple[str, ...]:
+    """What a memory is embedded from: all its fields together, and its body alone.
+
+    The body alone matters for prompts that describe a situation rather than
+    name the topic: a title and tags pull the combined vector toward the topic
+    words. On bench/recall (USE multilingual) scoring a memory by the better of
+    the two raised hybrid recall@2 0.791 -> 0.824, held-out 0.70 -> 0.75, with
+    chitchat silence unchanged; adding the title alone as a third vector
+    helped the main set a little and cost held-out silence.
+    """
+    combined = embedding_text(title, aliases, tags, body, limit)
+    head = _head(body, limit)
+    return (combined, head) if head and head != combined else (combined,)
 
 
 def embedding_text(title: str, aliases: Iterable[str] = (), tags: Iterable[str] = (),
                    body: str = "", limit: int = 500) -> str:
-    """What a memory is embedded from: title, aliases, tags, and the body's start.
+    """Title, aliases, tags, and the body's start, one per line.
 
     The body is cut near `limit` characters, at a word boundary when one is
     close: USE averages over tokens, so a long body would drown the title.
     """
+    lines = [title.strip(), ", ".join(a for a in aliases if a), ", ".join(t for t in tags if t), _head(body, limit)]
+    return "\n".join(line for line in lines if line)
+
+
+def _head(body: str, limit: int) -> str:
     head = re.sub(r"\s+", " ", body).strip()
     if len(head) > limit:
         cut = head.rfind(" ", 0, limit + 1)
         head = head[:cut if cut > limit // 2 else limit]
-    lines = [title.strip(), ", ".join(a for a in aliases if a), ", ".join(t for t in tags if t), head]
-    return "\n".join(line for line in lines if line)
+    return head
 
 
 # ---------------------------------------------------------------- helpers
@@ -171,12 +209,13 @@ def embedding_text(title: str, aliases: Iterable[str] = (), tags: Iterable[str] 
 
 def _meta_matches(meta: dict, name: str, version: str, dim: int) -> bool:
     """The json is ours, for this embedder, and internally consistent."""
-    ids, hashes = meta.get("ids"), meta.get("hashes")
+    ids, hashes, counts = meta.get("ids"), meta.get("hashes"), meta.get("counts")
     return (meta.get("format") == _FORMAT
             and (meta.get("embedder"), meta.get("version"), meta.get("dim")) == (name, version, dim)
-            and isinstance(ids, list) and isinstance(hashes, list)
-            and len(ids) == len(hashes) == meta.get("rows")
-            and len(set(ids)) == len(ids) and isinstance(meta.get("crc32"), int))
+            and isinstance(ids, list) and isinstance(hashes, list) and isinstance(counts, list)
+            and len(ids) == len(hashes) == len(counts) and len(set(ids)) == len(ids)
+            and all(isinstance(c, int) and c > 0 for c in counts) and sum(counts) == meta.get("rows")
+            and isinstance(meta.get("crc32"), int))
 
 
 def _read_rows(path: Path, rows: int, dim: int) -> np.ndarray:

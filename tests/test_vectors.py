@@ -8,9 +8,10 @@ import shutil
 import threading
 
 import numpy as np
+import pytest
 
 from hafiza.indexer.embed import HashEmbedder
-from hafiza.indexer.vectors import META, VECTORS, VectorStore, embedding_text
+from hafiza.indexer.vectors import META, VECTORS, VectorStore, embedding_text, embedding_texts
 
 
 class CountingEmbedder(HashEmbedder):
@@ -195,6 +196,42 @@ def test_embedding_text_joins_fields_and_cuts_the_body():
     assert lines[:3] == ["Deploy only from main", "canlıya çıkmak, push to prod", "deploy"]
     assert 450 <= len(lines[3]) <= 500 and lines[3].endswith("word")
     assert embedding_text("Title only") == "Title only"
+
+
+def test_a_memory_scores_by_its_best_vector(tmp_path):
+    embedder = CountingEmbedder()
+    store = VectorStore(tmp_path)
+    data = items(6)
+    data[3] = ("m3", "h3", ("rotate api secrets monthly note 3", "pnpm lockfile conflicts after rebase"))
+    assert store.sync(embedder, data) == (6, 0)
+    query = embedder.embed(["pnpm lockfile conflicts after rebase"])[0]
+    assert store.search(query, 1) == [("m3", pytest.approx(1.0, abs=1e-5))]
+    assert store.search(query, 2, allowed={"m1", "m3"})[0][0] == "m3"
+    assert len(store.search(query, 50)) == 6  # one answer per memory, not per vector
+
+
+def test_several_vectors_survive_reload_and_change(tmp_path):
+    embedder = CountingEmbedder()
+    two = ("backup nightly", "restores tested monthly")
+    VectorStore(tmp_path).sync(embedder, [("a", "1", two), ("b", "1", "pnpm only")])
+    store = VectorStore(tmp_path)
+    assert store.load(embedder.name, embedder.version, embedder.dim)
+    assert store.counts == [2, 1] and store.matrix.shape == (3, embedder.dim)
+    assert np.array_equal(store.rows("a"), embedder.embed(list(two)))
+    # b changes: a's rows are kept, b's replaced, and the rows stay with their memory
+    assert store.sync(embedder, [("a", "1", two), ("b", "2", ("pnpm only", "npm is gone"))]) == (1, 0)
+    reread = VectorStore(tmp_path)
+    assert reread.load(embedder.name, embedder.version, embedder.dim)
+    assert reread.counts == [2, 2]
+    assert np.array_equal(reread.rows("a"), embedder.embed(list(two)))
+    assert np.array_equal(reread.rows("b"), embedder.embed(["pnpm only", "npm is gone"]))
+
+
+def test_embedding_texts_add_the_body_alone():
+    combined, body = embedding_texts("Deploy only from main", [], ["deploy"], "Feature branches go to staging.")
+    assert combined == "Deploy only from main\ndeploy\nFeature branches go to staging."
+    assert body == "Feature branches go to staging."
+    assert embedding_texts("Title only") == ("Title only",)
 
 
 def test_store_directory_can_be_copied(tmp_path):
