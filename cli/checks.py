@@ -14,7 +14,7 @@ class Check:
 
 
 def run_checks(vault) -> list[Check]:
-    return [check(vault) for check in (check_files, check_index, check_lock, check_git, check_usage,
+    return [check(vault) for check in (check_files, check_index, check_vectors, check_lock, check_git, check_usage,
                                        check_claude_memory)]
 
 
@@ -38,6 +38,26 @@ def check_index(vault) -> Check:
         return Check("index", "fail", f"index holds {count} memories but {parsed} files parse{note}; "
                      "run `hafiza reindex`")
     return Check("index", "ok", f"{count} memories indexed, in step with the files{note}")
+
+
+def check_vectors(vault) -> Check:
+    """Whether the meaning channel has what it needs: vectors by the embedder in use, for every memory."""
+    from hafiza.indexer.embed import default_embedder
+    from hafiza.indexer.index import Index
+    from hafiza.indexer.vectors import VectorStore
+
+    embedder = default_embedder()  # the model itself loads lazily: not here
+    if embedder is None:
+        return Check("vectors", "ok", "meaning channel off (HAFIZA_EMBEDDER=none): keyword recall only")
+    store = VectorStore(vault.sidecar)
+    if not store.load(embedder.name, embedder.version, embedder.dim):
+        return Check("vectors", "warn", f"no usable {embedder.name} {embedder.version} vectors (missing, of an "
+                     "earlier hafiza or another embedder): recall is keyword-only until `hafiza reindex`")
+    count = Index(vault.root, notice=lambda _: None).doc_count()
+    if len(store) < count:
+        return Check("vectors", "warn", f"{len(store)} of {count} memories embedded; the rest are found by "
+                     "keywords only until the next write or `hafiza reindex`")
+    return Check("vectors", "ok", f"{len(store)} memories embedded by {embedder.name} {embedder.version}")
 
 
 def check_lock(vault) -> Check:

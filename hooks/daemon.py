@@ -101,7 +101,8 @@ def handle(conn, recall, mode, stats, answer, root: Path) -> bool:
         if request.get("op") == "stop":
             reply = {"stopping": True, **stats}
         elif request.get("op") == "status":
-            reply = {**stats, "rss_mb": round(rss_mb(), 1)}
+            vectors = recall.vectors() if recall.embedder is not None else None
+            reply = {**stats, "rss_mb": round(rss_mb(), 1), "vectors": len(vectors) if vectors is not None else 0}
         else:
             reply = answer(recall, request, mode)
     except Exception as exc:  # one bad request must not take the process down

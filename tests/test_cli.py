@@ -393,12 +393,26 @@ def test_stats(listed):
 
 
 def test_doctor_on_a_healthy_vault(listed):
+    run_cli("reindex")  # the fixture wrote through the vault layer, which does not embed
     proc = run_cli("doctor")
     assert "files: 4 memories parse" in proc.stdout
     checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json").stdout)}
     levels = {name: c["level"] for name, c in checks.items()}
-    assert {"files": "ok", "index": "ok", "lock": "ok", "git": "ok", "usage": "ok"}.items() <= levels.items()
+    assert {"files": "ok", "index": "ok", "vectors": "ok", "lock": "ok", "git": "ok",
+            "usage": "ok"}.items() <= levels.items()
+    assert checks["vectors"]["summary"].startswith("4 memories embedded by hash")
     assert proc.returncode == 0
+
+
+def test_doctor_warns_when_the_vectors_are_of_an_earlier_format(listed):
+    run_cli("reindex")
+    meta = listed.sidecar / "vectors.json"
+    meta.write_text(meta.read_text().replace('"format": 2', '"format": 1'))
+    check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
+    assert check["level"] == "warn" and "hafiza reindex" in check["summary"]
+    run_cli("reindex")
+    check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
+    assert check["level"] == "ok"
 
 
 def test_a_malformed_file_is_reported_by_doctor_and_reindex_and_the_rest_work(listed):
