@@ -34,6 +34,7 @@ def idle_seconds() -> float:
 
 def serve(root: Path) -> int:
     root = Path(root).resolve()
+    os.chdir(root)  # hold no other folder open (the hook that started it may have run anywhere)
     run = run_dir(root)
     run.mkdir(parents=True, exist_ok=True)
     lock_fd = os.open(run / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o644)

@@ -125,7 +125,10 @@ def profile_block(event: Event, root: Path, ask) -> str:
 def ask_cold(root: Path, request: dict) -> dict:
     """In-process keyword-only recall; starts the warm process in the background for the next prompt."""
     if os.environ.get("HAFIZA_DAEMON", "1") != "0":
-        wire.spawn(root)
+        try:
+            wire.spawn(root)
+        except OSError as exc:  # this prompt still gets keyword recall
+            _log(root, f"could not start the warm process: {exc}")
     from .service import cold
 
     return cold(root, request)
