@@ -88,3 +88,66 @@ def test_search_explain_shows_each_channel(hybrid):
     out = run_cli("search", "staging server port", "--explain", "--all-scopes",
                   env={"HAFIZA_EMBEDDER": "hash"}).stdout
     assert "keyword_rank=1" in out and "meaning_rank=1" in out and "relevance=" in out
+
+
+# ---- the keyword channel's BM25F
+
+def _whoosh_ranking(view, words, limit=50):
+    """Whoosh's own BM25F search, as the oracle: exhaustive on an index this small."""
+    from whoosh.query import Or, Term
+
+    from hafiza.indexer.schema import FIELD_BOOSTS
+
+    query = Or([Term(f, w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()])
+    return [(hit.docnum, hit.score) for hit in view.searcher.search(query, limit=limit)]
+
+
+@pytest.fixture
+def segmented(vault):
+    """A View on an index of several segments with deleted documents in them (the state between
+    Whoosh's merges), written with hafiza's own schema and documents."""
+    from hafiza.indexer.index import Index, document
+    from hafiza.indexer.search import View
+    from hafiza.vault import model
+
+    topics = ["deploy", "staging", "postgres", "redis", "pnpm", "docker", "kafka", "nginx"]
+    for i in range(40):
+        a, b = topics[i % 8], topics[(i * 3 + 1) % 8]
+        vault.remember(f"Note {i} about {a} and {b}: {a} {'again ' * (i % 4)}matters for {b}.",
+                       id=f"note-{i}", title=f"{a.title()} note {i}", tags=[b])
+    ix = Index(vault.root, notice=lambda _: None).open()
+    for i in (3, 11, 19):  # rewritten in segments of their own; the old versions stay as deleted documents
+        memory = vault.rewrite(f"note-{i}", f"Note {i} is now only about kafka and nginx, kafka first.")
+        text = (vault.memories_dir / f"note-{i}.md").read_text()
+        writer = ix.writer()
+        writer.update_document(**document(model.parse(text), model.content_hash(text)))
+        writer.commit(merge=False)
+    view = View(ix)
+    assert len(list(view.searcher.leaf_searchers())) > 1 and view.searcher.reader().has_deletions()
+    return view
+
+
+def test_keyword_scores_are_whoosh_bm25f_exactly(segmented):
+    from hafiza.indexer.search import keyword_channel
+
+    view = segmented
+    for words in (["deploy"], ["staging", "redis"], ["kafka", "nginx", "pnpm"], ["note", "matters"]):
+        ours = [(view.doc(d)["id"], s) for d, s in _whoosh_ranking(view, words)]
+        mine = [(doc["id"], score) for doc, score, _ in keyword_channel(view, words, all_scopes=True)]
+        assert [i for i, _ in mine] == [i for i, _ in ours]
+        assert all(abs(a - b) < 1e-9 for (_, a), (_, b) in zip(mine, ours))
+    ids = [doc["id"] for doc, _, _ in keyword_channel(view, ["kafka"], all_scopes=True)]
+    assert len(ids) == len(set(ids)) and {"note-3", "note-11", "note-19"} <= set(ids)  # once each, as they are now
+
+
+def test_keyword_matched_words_and_a_full_postings_cache(segmented, monkeypatch):
+    from hafiza.indexer import search
+
+    view = segmented
+    first = search.keyword_channel(view, ["kafka", "nginx"], also=["redis"], all_scopes=True)
+    for doc, _, matched in first:
+        text = " ".join([doc["title"], doc.get("snippet") or "", doc.get("tags") or ""]).lower()
+        assert matched == {w for w in ("kafka", "nginx", "redis") if w in text}
+    monkeypatch.setattr(search, "MAX_CACHED_POSTINGS", 5)  # every new term clears the cache
+    again = search.keyword_channel(search.View(view.ix), ["kafka", "nginx"], also=["redis"], all_scopes=True)
+    assert again == first
