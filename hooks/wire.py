@@ -6,11 +6,13 @@ import json
 import os
 import socket
 import sys
+import time
 from pathlib import Path
 
 from .hafiza_hook import CONNECT_TIMEOUT, REPLY_TIMEOUT, socket_file
 
 MAX_REPLY = 1 << 20
+SPAWN_GRACE = 5.0  # seconds a just-started warm process has to take its lock before another is started
 
 
 def run_dir(root: Path) -> Path:
@@ -78,6 +80,13 @@ def spawn(root: Path) -> bool:
             return False
         if _held(run / "daemon.lock"):  # one is up or still loading its model: do not start another
             return False
+        stamp = run / "spawned"
+        try:
+            if time.time() - stamp.stat().st_mtime < SPAWN_GRACE:  # started a moment ago, not locked yet
+                return False
+        except FileNotFoundError:
+            pass
+        stamp.touch()
         devnull = os.open(os.devnull, os.O_RDWR)
         try:
             os.posix_spawn(sys.executable, [sys.executable, "-m", "hafiza.hooks.daemon", str(root)], os.environ,

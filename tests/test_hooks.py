@@ -400,3 +400,15 @@ def test_hook_requests_frame_and_unframe():
     assert frame(["claude code", "x"], raw, {}) is None and frame(["claude-code"], raw, {}) is None
     with pytest.raises(ValueError):
         unframe(b'{"op": "ping"}\n')
+
+
+def test_the_hook_fails_open_where_hafiza_cannot_be_imported(tmp_path):
+    from hafiza.hooks.clients import HOOK_SCRIPT
+
+    base = getattr(sys, "_base_executable", sys.executable)  # the interpreter under the venv: no hafiza there
+    env = {**os.environ, "HAFIZA_VAULT": str(tmp_path / "v"), "PYTHONPATH": ""}
+    for client, event, expected in (("claude-code", "UserPromptSubmit", ""), ("gemini", "BeforeAgent", "{}")):
+        proc = subprocess.run([base, "-S", str(HOOK_SCRIPT), client, event], input=json.dumps({"prompt": "deploy?"}),
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert proc.returncode == 0 and proc.stdout == expected
+        assert "hafiza hook failed open: ModuleNotFoundError" in proc.stderr
