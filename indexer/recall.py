@@ -122,7 +122,7 @@ class Recall:
         return (apply_floor(hits, mode, floor) if floor else hits)[:limit]
 
     def view(self, sync: bool = True) -> View:
-        """The open searcher on the current index, kept while the index object stays the same."""
+        """The open reader on the current index, kept while the index object stays the same."""
         ix = self.index.open(quick=self.quick_sync) if sync or self.index._ix is None else self.index._ix
         if self._view is None or self._view.ix is not ix:
             self.close()
@@ -141,8 +141,8 @@ class Recall:
     # ---- channels
 
     def _keyword(self, view, words, extra, scope, cands) -> None:
-        n = view.searcher.doc_count()
-        idf = {w: _idf_of(n, _df(view.searcher, w)) for w in dict.fromkeys(words + extra)}  # each looked up once
+        n = view.reader.doc_count()
+        idf = {w: _idf_of(n, _df(view.reader, w)) for w in dict.fromkeys(words + extra)}  # each looked up once
         words = _rarest(_uncommon(words, idf, n), idf, MAX_TERMS)
         extra = _rarest(_uncommon(extra, idf, n), idf, MAX_CONTEXT_TERMS)
         total = sum(idf[w] for w in words) or 1.0
@@ -254,9 +254,9 @@ def _head_and_tail(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit * 3 // 5] + " … " + text[-(limit * 2 // 5):]
 
 
-def _df(searcher, word: str) -> int:
+def _df(reader, word: str) -> int:
     """Documents holding `word` in any field (the most of any one field)."""
-    return max(searcher.doc_frequency(f, word) for f in ("title", "aliases", "tags", "body"))
+    return max(reader.doc_frequency(f, word) for f in ("title", "aliases", "tags", "body"))
 
 
 def _idf_of(n: int, df: int) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
+import math
 from array import array
 from bisect import bisect_left
 from typing import NamedTuple
@@ -50,47 +51,54 @@ def query_terms(text: str) -> list[str]:
 
 
 class View:
-    """One open searcher on one index generation, and what repeated queries on it reuse.
+    """One open reader on one index generation, and what repeated queries on it reuse.
 
     The warm process answers every prompt from the same generation until a
     write replaces the index object: stored documents, the id -> document
-    number map and the scope masks are read once, not per prompt (fetching
-    the meaning channel's documents alone cost ~13 ms a prompt at 5,000).
+    number map, the scope masks and each word's scored postings are read
+    once, not per prompt (fetching the meaning channel's documents alone
+    cost ~13 ms a prompt at 5,000). A reader, not a Whoosh searcher: recall
+    needs postings, lengths and stored fields only, and whoosh.searching
+    costs the cold hook ~11 ms to import.
     """
 
     def __init__(self, ix):
-        from whoosh import scoring
-
         self.ix = ix
-        self.searcher = ix.searcher(weighting=scoring.BM25F())
+        self.reader = ix.reader()
         self._docs: dict[int, dict] = {}
         self._numbers: dict[str, int] | None = None
-        self._masks: dict[tuple, set[int] | None] = {}
+        self._masks: dict[tuple, set[int]] = {}
         self._postings: dict[tuple[str, str], tuple[array, array]] = {}
         self._cached = 0
 
     def close(self) -> None:
-        self.searcher.close()
+        self.reader.close()
 
     def doc(self, docnum: int) -> dict:
         doc = self._docs.get(docnum)
         if doc is None:
-            doc = self._docs[docnum] = self.searcher.stored_fields(docnum)
+            doc = self._docs[docnum] = self.reader.stored_fields(docnum)
         return doc
 
     def doc_by_id(self, mem_id: str) -> dict | None:
         if self._numbers is not None:
             docnum = self._numbers.get(mem_id)
         else:
-            docnum = self.searcher.document_number(id=mem_id)
+            docnum = next(iter(self.documents("id", mem_id)), None)
         return None if docnum is None else self.doc(docnum)
+
+    def documents(self, field: str, value: str) -> list[int]:
+        """The (undeleted) documents whose `field` holds `value`."""
+        if (field, value) not in self.reader:
+            return []
+        return list(self.reader.postings(field, value).all_ids())
 
     def load_all(self) -> None:
         """Read every stored document at once (~90 ms at 5,000 memories); the warm process does
         this while idle, so prompts find every document already in memory."""
         if self._numbers is None:
             numbers = {}
-            for docnum, doc in self.searcher.reader().iter_docs():
+            for docnum, doc in self.reader.iter_docs():
                 self._docs[docnum] = doc
                 numbers[doc["id"]] = docnum
             self._numbers = numbers
@@ -107,7 +115,7 @@ class View:
         key = (field, word)
         found = self._postings.get(key)
         if found is None:
-            found = _scored_postings(self.searcher, field, word)
+            found = _scored_postings(self.reader, field, word)
             if self._cached + len(found[0]) > MAX_CACHED_POSTINGS:
                 self._postings.clear()
                 self._cached = 0
@@ -115,11 +123,22 @@ class View:
             self._cached += len(found[0])
         return found
 
-    def mask(self, project=None, all_scopes=False, include_inactive=False) -> set[int] | None:
+    def mask(self, project=None, all_scopes=False, include_inactive=False) -> set[int]:
+        """What a search leaves out, as the few documents to drop (superseded, archived, other
+        projects') rather than the many to keep."""
         key = (project, all_scopes, include_inactive)
         if key not in self._masks:
-            query = _mask(self.searcher, project, all_scopes, include_inactive)
-            self._masks[key] = set(self.searcher.docs_for_query(query)) if query is not None else None
+            drop: set[int] = set()
+            if not include_inactive:
+                for status in _values(self.reader, "status"):
+                    if status != "active":
+                        drop.update(self.documents("status", status))
+            if not all_scopes:
+                keep = visible_scopes(project)
+                for scope in _values(self.reader, "scope"):
+                    if scope not in keep:
+                        drop.update(self.documents("scope", scope))
+            self._masks[key] = drop
         return self._masks[key]
 
 
@@ -139,7 +158,7 @@ def keyword_channel(view: View, words, *, also=(), project=None, all_scopes=Fals
             for docnum, share in zip(docnums, shares):
                 total[docnum] = total.get(docnum, 0.0) + share
                 holds[docnum] = holds.get(docnum, 0) | bit
-    masked = view.mask(project, all_scopes, include_inactive) or ()
+    masked = view.mask(project, all_scopes, include_inactive)
     best = heapq.nsmallest(limit, ((-score, docnum) for docnum, score in total.items() if docnum not in masked))
     out = []
     for negative, docnum in best:
@@ -158,14 +177,15 @@ def _holds(view: View, word: str, docnum: int) -> bool:
     return False
 
 
-def _scored_postings(searcher, field: str, word: str) -> tuple[array, array]:
-    """(document numbers, BM25F shares) of one term; deleted documents are not in the postings."""
-    reader = searcher.reader()
+def _scored_postings(reader, field: str, word: str) -> tuple[array, array]:
+    """(document numbers, BM25F shares) of one term; deleted documents are not in the postings.
+    IDF and average length as Whoosh computes them (counts include deleted documents until a merge)."""
     docnums, shares = array("i"), array("d")
     if (field, word) not in reader:
         return docnums, shares
-    idf = searcher.idf(field, word)
-    avgfl = searcher.avg_field_length(field) or 1
+    count = reader.doc_count_all()
+    idf = math.log(count / (reader.doc_frequency(field, word) + 1)) + 1
+    avgfl = reader.field_length(field) / (count or 1) or 1
     boost = FIELD_BOOSTS[field]
     length = reader.doc_field_length
     postings = reader.postings(field, word)
@@ -188,25 +208,6 @@ def visible(doc: dict, project=None, all_scopes=False, include_inactive=False) -
     if not include_inactive and doc["status"] != "active":
         return False
     return all_scopes or doc["scope"] in visible_scopes(project)
-
-
-def _mask(searcher, project, all_scopes, include_inactive):
-    """What to leave out, as the few documents to drop rather than the many to keep.
-
-    A filter of the documents to keep is rebuilt for every search (~15 ms at
-    5,000 memories, most of them active and global); a mask of the superseded,
-    archived and other-project ones is small.
-    """
-    from whoosh.query import Or, Term
-
-    reader = searcher.reader()
-    drop = []
-    if not include_inactive:
-        drop += [Term("status", s) for s in _values(reader, "status") if s != "active"]
-    if not all_scopes:
-        keep = visible_scopes(project)
-        drop += [Term("scope", s) for s in _values(reader, "scope") if s not in keep]
-    return Or(drop) if drop else None
 
 
 def _values(reader, field: str) -> list[str]:

@@ -412,3 +412,18 @@ def test_the_hook_fails_open_where_hafiza_cannot_be_imported(tmp_path):
                               capture_output=True, text=True, env=env, timeout=60)
         assert proc.returncode == 0 and proc.stdout == expected
         assert "hafiza hook failed open: ModuleNotFoundError" in proc.stderr
+
+
+def test_the_cold_hook_imports_only_what_keyword_recall_needs(filled):
+    from hafiza.hooks.clients import HOOK_SCRIPT
+    from hafiza.indexer.index import Index
+
+    Index(filled.root).sync()  # the index in step with the files, as between writes (a write syncs it)
+    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(HOOK_SCRIPT), "claude-code", "UserPromptSubmit"],
+                          input=json.dumps({**CLAUDE_PROMPT, "prompt": "production deploy from which branch?"}),
+                          capture_output=True, text=True, env={**os.environ, "HAFIZA_DAEMON": "0"}, timeout=60)
+    assert "production-deploys-only-from-main" in context_of(proc.stdout)
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "whoosh.reading" in imported
+    # Each of these costs the cold prompt 3-60 ms and keyword recall needs none of them.
+    assert imported & {"whoosh.searching", "whoosh.query", "numpy", "subprocess", "dataclasses", "click"} == set()
