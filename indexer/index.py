@@ -135,9 +135,9 @@ class Index:
                 return SyncReport()
             except Exception:  # whatever is wrong, the full sync below sorts it out
                 pass
-        reuse = self._ix is not None and self._files is not None and stamps[0] == self._seen[0]
-        files = dict(self._files) if reuse else self._load_manifest()
-        ix = self._ix if reuse else (self._open_existing() if files is not None else None)
+        reuse = self._ix is not None and stamps[0] == self._seen[0]  # no write since this index was opened
+        files = dict(self._files) if reuse and self._files is not None else self._load_manifest()
+        ix = (self._ix if reuse else self._open_existing()) if files is not None else None
         if ix is None:
             if files is not None or self.dir.exists():
                 self.notice("the index was missing or unreadable; rebuilding it from the files")

@@ -204,7 +204,7 @@ def visible_scopes(project: str | None) -> set[str]:
 
 
 def visible(doc: dict, project=None, all_scopes=False, include_inactive=False) -> bool:
-    """Whether a stored document passes the same rules as `_mask` (for hits that come from the vectors)."""
+    """Whether a stored document passes the same rules as `View.mask` (for hits that come from the vectors)."""
     if not include_inactive and doc["status"] != "active":
         return False
     return all_scopes or doc["scope"] in visible_scopes(project)

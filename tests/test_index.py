@@ -220,3 +220,36 @@ def test_stored_fields_are_enough_for_a_hit(filled):
     assert (hit.id, hit.title, hit.type, hit.status, hit.path) == ("pnpm", "Package manager", "knowledge",
                                                                    "active", "memories/pnpm.md")
     assert hit.snippet.startswith("We use pnpm")
+
+
+def test_a_fresh_process_opens_an_index_in_step_without_reading_the_manifest(filled):
+    Index(filled.root).sync()  # a full sync records the stamps it matched in .hafiza/synced
+    manifest = filled.sidecar / "manifest.json"
+    st = manifest.stat()
+    manifest.write_text("{not json")  # damaged, but with the same mtime: a quick open must not read it
+    os.utime(manifest, ns=(st.st_atime_ns, st.st_mtime_ns))
+    notices = []
+    quick = Index(filled.root, notice=notices.append)
+    report = quick.sync(quick=True)
+    assert quick._ix is not None and quick._ix.doc_count() == len(ITEMS)
+    assert not report.rebuilt and notices == []
+    quick.sync()  # a full sync reads the manifest, finds the damage and rebuilds
+    assert notices and quick._ix.doc_count() == len(ITEMS)
+    # A write moves the stamps: the next quick open syncs fully and sees it.
+    write(filled, "kafka.md", "id: kafka\ntitle: Kafka topics", "Kafka topics come from Terraform.")
+    fresh = Index(filled.root, notice=lambda _: None)
+    fresh.sync(quick=True)
+    assert fresh._ix.doc_count() == len(ITEMS) + 1
+
+
+def test_a_full_sync_after_a_quick_open_keeps_the_open_index(filled):
+    Index(filled.root).sync()
+    index = Index(filled.root, notice=lambda _: None)
+    index.sync(quick=True)
+    opened = index._ix
+    index.sync()  # the warm process's periodic full sync: nothing changed, so its reader stays valid
+    assert index._ix is opened
+    path = filled.memories_dir / "pnpm.md"
+    path.write_text(path.read_text().replace("We use pnpm", "We use pnpm 9"))  # in place: no folder change
+    index.sync()
+    assert index._ix is not opened and "pnpm" in [h.id for h in Recall(filled.root).search("pnpm 9", mode="keyword")]
