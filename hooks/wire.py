@@ -87,10 +87,15 @@ def spawn(root: Path) -> bool:
         except FileNotFoundError:
             pass
         stamp.touch()
+        argv = [sys.executable, "-m", "hafiza.hooks.daemon", str(root)]
         devnull = os.open(os.devnull, os.O_RDWR)
         try:
-            os.posix_spawn(sys.executable, [sys.executable, "-m", "hafiza.hooks.daemon", str(root)], os.environ,
+            os.posix_spawn(sys.executable, argv, os.environ,
                            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, n) for n in (0, 1, 2)], setsid=True)
+        except (AttributeError, NotImplementedError):  # no posix_spawn, or no setsid for it on this platform
+            import subprocess
+
+            subprocess.Popen(argv, stdin=devnull, stdout=devnull, stderr=devnull, start_new_session=True)
         finally:
             os.close(devnull)
         return True

@@ -427,3 +427,17 @@ def test_the_cold_hook_imports_only_what_keyword_recall_needs(filled):
     assert "whoosh.reading" in imported
     # Each of these costs the cold prompt 3-60 ms and keyword recall needs none of them.
     assert imported & {"whoosh.searching", "whoosh.query", "numpy", "subprocess", "dataclasses", "click"} == set()
+
+
+def test_the_warm_process_starts_where_posix_spawn_cannot_start_a_session(filled, monkeypatch):
+    def unsupported(*args, **kwargs):
+        raise NotImplementedError("setsid")  # as os.posix_spawn does without POSIX_SPAWN_SETSID
+
+    monkeypatch.setattr(os, "posix_spawn", unsupported)
+    monkeypatch.setenv("HAFIZA_EMBEDDER", "none")
+    try:
+        assert wire.spawn(filled.root)
+        assert _wait(lambda: wire.ask(filled.root, {"op": "ping"}) is not None)
+        assert not wire.spawn(filled.root)  # one is up: no second
+    finally:
+        _stop(filled.root)
