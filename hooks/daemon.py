@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from .hafiza_hook import MAGIC, MAX_STDIN, unframe
+from .hafiza_hook import MAGIC, MAX_STDIN, peer_uid, private, unframe
 from .wire import run_dir, socket_path
 
 IDLE_SECONDS = 30 * 60
@@ -29,6 +29,11 @@ FULL_SYNC = 5.0     # how often an idle process scans every file for in-place ha
 # A process that prompts keep busy scans after answering, where a scan delays whichever prompt comes
 # next: at most this share of its time (every 5 s at 5,000 memories, every ~18 s at 20,000).
 BUSY_SCAN_SHARE = 0.005
+REQUEST_LIMIT = 1.0  # seconds of work per request; the hook waits 1.5 s for the answer (hafiza_hook.REPLY_TIMEOUT)
+
+
+class RequestTimeout(Exception):
+    pass
 
 
 def idle_seconds() -> float:
@@ -39,7 +44,8 @@ def serve(root: Path) -> int:
     root = Path(root).resolve()
     os.chdir(root)  # hold no other folder open (the hook that started it may have run anywhere)
     run = run_dir(root)
-    run.mkdir(parents=True, exist_ok=True)
+    if not private_folder(run):
+        return 0
     lock_fd = os.open(run / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -55,13 +61,19 @@ def serve(root: Path) -> int:
     recall.quick_sync = True
     warm_up(recall, mode)
     path = socket_path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not private_folder(path.parent):  # the stand-in under /tmp for a long vault path
+        return 0
     path.unlink(missing_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
+    umask = os.umask(0o077)  # only this user may connect
+    try:
+        server.bind(str(path))
+    finally:
+        os.umask(umask)
     server.listen(64)
     server.settimeout(min(TICK, max(0.2, idle_seconds() / 2)))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGALRM, _expire)
     stats = {"pid": os.getpid(), "vault": str(root), "mode": mode, "started": time.time(), "served": 0}
     write_status(run, stats)
     last = last_full = time.monotonic()
@@ -80,6 +92,12 @@ def serve(root: Path) -> int:
                 continue
             last = time.monotonic()
             with conn:
+                if not _own(conn):
+                    continue  # the socket is the owner's only; nobody else is answered
+                try:
+                    recall.view()  # take in a write first: under the request's time limit it could be cut short
+                except Exception:
+                    pass  # the request itself meets the problem and answers with it
                 stop = handle(conn, recall, mode, stats, answer, root)
             stats["served"] += 1
             if stop or rss_mb() > MAX_RSS_MB:
@@ -102,29 +120,61 @@ def full_sync(recall) -> float:
 
 
 def handle(conn, recall, mode, stats, answer, root: Path) -> bool:
-    """Answer one request; True when asked to stop."""
-    conn.settimeout(2.0)
+    """Answer one request within REQUEST_LIMIT; True when asked to stop.
+
+    One process answers every hook in turn, so no request may hold it: a
+    transcript path that blocks, a stalled client. Past the limit the hook
+    gets its empty answer and the process goes on to the next.
+    """
+    conn.settimeout(REQUEST_LIMIT)
+    request: dict = {}
+    signal.setitimer(signal.ITIMER_REAL, REQUEST_LIMIT)
     try:
         data = _receive(conn)
         if data.startswith(MAGIC):
-            conn.sendall(b"OK\n" + _hook(data, recall, mode, answer, root))
-            return False
-        request = json.loads(data or b"{}")
-        if request.get("op") == "stop":
-            reply = {"stopping": True, **stats}
-        elif request.get("op") == "status":
-            vectors = recall.vectors() if recall.embedder is not None else None
-            reply = {**stats, "rss_mb": round(rss_mb(), 1), "vectors": len(vectors) if vectors is not None else 0}
+            out = b"OK\n" + _hook(data, recall, mode, answer, root)
         else:
-            reply = answer(recall, request, mode)
+            request = json.loads(data or b"{}")
+            if request.get("op") == "stop":
+                reply = {"stopping": True, **stats}
+            elif request.get("op") == "status":
+                vectors = recall.vectors() if recall.embedder is not None else None
+                reply = {**stats, "rss_mb": round(rss_mb(), 1), "vectors": len(vectors) if vectors is not None else 0}
+            else:
+                reply = answer(recall, request, mode)
+            out = json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n"
     except Exception as exc:  # one bad request must not take the process down
-        reply = {"error": f"{type(exc).__name__}: {exc}"}
-        request = {}
+        out = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode("utf-8") + b"\n"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
     try:
-        conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+        conn.sendall(out)
     except OSError:
         pass
     return request.get("op") == "stop"
+
+
+def _own(conn) -> bool:
+    try:
+        return peer_uid(conn) in (None, os.getuid())
+    except OSError:
+        return False
+
+
+def _expire(*_):
+    raise RequestTimeout(f"the request took longer than {REQUEST_LIMIT:.1f} s")
+
+
+def private_folder(folder: Path) -> bool:
+    """Create `folder` for this user alone (0700); False if it exists and someone else could write to it."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(folder)
+        if st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.chmod(folder, 0o700)  # made by an earlier version with the default mode
+    except OSError:
+        return False
+    return private(folder)
 
 
 def _receive(conn) -> bytes:
@@ -167,7 +217,9 @@ def write_status(run: Path, stats: dict) -> None:
 
 
 def rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident memory: ru_maxrss is in KiB on Linux, in bytes on macOS."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import sys
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from hafiza.vault.files import atomic_write
 from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
 
 from . import render, session, wire
-from .hafiza_hook import MAX_STDIN, warm
+from .hafiza_hook import MAX_STDIN, empty, warm
 from .payload import Event, normalise
 
 TIMEOUT_SECONDS = 3.0     # well inside every client's own hook timeout
@@ -56,8 +57,7 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, try_warm: bool
     except BaseException as exc:  # fail open, whatever happened (a timeout while writing, Ctrl-C)
         signal.setitimer(signal.ITIMER_REAL, 0)
         _log(root, f"{argv[0]} hook failed open: {type(exc).__name__}: {exc}")
-        if argv[0] in ("gemini", "gemini-cli"):
-            sys.stdout.write("{}")
+        sys.stdout.buffer.write(empty(argv))
     return 0
 
 
@@ -81,7 +81,7 @@ def respond(argv: list[str], raw: bytes, root: Path, environ, ask) -> str:
         return out
     except Exception as exc:  # fail open
         _log(root, f"{client} hook failed open: {type(exc).__name__}: {exc}")
-        return "{}" if client in ("gemini", "gemini-cli") else ""
+        return empty(argv).decode()
 
 
 def handle(event: Event, root: Path, ask) -> str:
@@ -141,7 +141,12 @@ def recent_turns(transcript: str | None, prompt: str, turns: int = 2, tail_bytes
     if not transcript:
         return ""
     try:
-        with open(transcript, "rb") as fh:
+        # O_NONBLOCK and a regular file only: the path comes from the payload, and a FIFO there would
+        # hold the warm process that answers every hook.
+        fd = os.open(transcript, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return ""
             fh.seek(0, os.SEEK_END)
             start = max(0, fh.tell() - tail_bytes)
             fh.seek(start)

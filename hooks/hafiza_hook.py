@@ -35,6 +35,7 @@ TIMEOUT = 3.0           # for reading stdin and the warm answer; the in-process 
 CONNECT_TIMEOUT = 0.05  # a live warm process accepts at once; anything slower means fall back
 REPLY_TIMEOUT = 1.5
 _SUN_PATH_MAX = 100     # sockaddr_un holds 108 bytes on Linux, 104 on macOS
+_SHUT_WR = 1            # socket.SHUT_WR, without importing socket.py
 
 
 def vault_dir(environ=os.environ) -> str:
@@ -77,32 +78,94 @@ def unframe(data: bytes) -> tuple[list[str], dict[str, str], bytes]:
     return first.split(" "), {k: v for k, v in environ.items() if k in PASSED}, raw
 
 
-def warm(root, argv: list[str], raw: bytes) -> bytes | None:
-    """What the hook prints, as the vault's warm process answers it; None when none does."""
+def private(folder) -> bool:
+    """Whether only this user can have put a socket in `folder`: it is ours and nobody else may write to it."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def peer_uid(sock) -> int | None:
+    """The user id of the process at the other end of a Unix socket, where the platform tells (Linux)."""
     import _socket
 
-    request = frame(argv, raw)
-    if request is None:
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:
         return None
+    credentials = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid
+    return int.from_bytes(credentials[4:8], sys.byteorder)
+
+
+def connect(root):
+    """A socket connected to the vault's warm process; OSError when there is none, or when another user
+    could have put the socket there or answers it (they would choose what the agent is told)."""
+    import _socket
+
+    path = socket_file(root)
+    if not private(os.path.dirname(path)):
+        raise PermissionError(f"{os.path.dirname(path)} is missing or open to other users")
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_TIMEOUT)
-        sock.connect(socket_file(root))
+        sock.connect(path)
+        if peer_uid(sock) not in (None, os.getuid()):
+            raise PermissionError("the warm process belongs to another user")
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def warm(root, argv: list[str], raw: bytes) -> bytes | None:
+    """What the hook prints, as the vault's warm process answers it; None when no warm process took
+    the request (the hook then runs in-process). One that took it but gave no proper answer in time
+    gets the hook's empty answer: running it again in-process would record its impressions twice."""
+    request = frame(argv, raw)
+    if request is None:
+        return None
+    try:
+        sock = connect(root)
         sock.settimeout(REPLY_TIMEOUT)
         sock.sendall(request)
-        sock.shutdown(_socket.SHUT_WR)
-        chunks = []
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    except OSError:  # no warm process, a stale socket, a timeout: fall back
+    except OSError:  # no warm process, a stale socket, one of another user's
         return None
+    chunks = []
+    try:
+        sock.shutdown(_SHUT_WR)
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+        problem = "no proper answer"
+    except OSError as exc:
+        problem = f"{type(exc).__name__}: {exc}"
     finally:
         sock.close()
     reply = b"".join(chunks)
-    return reply[3:] if reply.startswith(b"OK\n") else None
+    if reply.startswith(b"OK\n"):
+        return reply[3:]
+    _log(root, f"{argv[0]} hook failed open: the warm process took the request and gave {problem}")
+    return empty(argv)
+
+
+def empty(argv: list[str]) -> bytes:
+    """The hook's answer when it has nothing to say: Gemini CLI reads stdout as JSON."""
+    return b"{}" if argv[:1] in (["gemini"], ["gemini-cli"]) else b""
+
+
+def _log(root, line: str) -> None:
+    """One line in the vault's hooks.log, as hafiza.hooks.entry writes them (which also rotates it)."""
+    import time
+
+    try:
+        fd = os.open(os.path.join(os.fspath(root), ".hafiza", "hooks.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                     0o644)
+        try:
+            os.write(fd, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n".encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 def main(argv: list[str]) -> int:
@@ -113,14 +176,15 @@ def main(argv: list[str]) -> int:
 
     raw, out = b"", None
     try:
-        _signal.signal(_signal.SIGALRM, expire)
-        _signal.setitimer(_signal.ITIMER_REAL, TIMEOUT)  # a client that never closes stdin, a stuck warm process
-        raw = sys.stdin.buffer.read(MAX_STDIN)
-        out = warm(vault_dir(), argv, raw)
-    except Exception:
+        try:
+            _signal.signal(_signal.SIGALRM, expire)
+            _signal.setitimer(_signal.ITIMER_REAL, TIMEOUT)  # a client that never closes stdin, a stuck process
+            raw = sys.stdin.buffer.read(MAX_STDIN)
+            out = warm(vault_dir(), argv, raw)
+        finally:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+    except BaseException:  # the alarm, or anything else: the in-process hook decides, and fails open itself
         out = None
-    finally:
-        _signal.setitimer(_signal.ITIMER_REAL, 0)
     try:
         if out is not None:
             sys.stdout.buffer.write(out)
@@ -129,8 +193,7 @@ def main(argv: list[str]) -> int:
         return _in_process(argv, raw)
     except BaseException as exc:  # fail open: hafiza not importable, a closed stdout...
         sys.stderr.write(f"hafiza hook failed open: {type(exc).__name__}: {exc}\n")
-        if argv[:1] in (["gemini"], ["gemini-cli"]):
-            sys.stdout.write("{}")  # Gemini CLI reads stdout as JSON
+        sys.stdout.buffer.write(empty(argv))
         return 0
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 from pathlib import Path
 
-from .hafiza_hook import CONNECT_TIMEOUT, REPLY_TIMEOUT, socket_file
+from .hafiza_hook import REPLY_TIMEOUT, connect, socket_file
 
 MAX_REPLY = 1 << 20
 SPAWN_GRACE = 5.0  # seconds a just-started warm process has to take its lock before another is started
@@ -24,24 +23,26 @@ def socket_path(root: Path) -> Path:
 
 
 def ask(root: Path, request: dict, timeout: float = REPLY_TIMEOUT) -> dict | None:
-    """Send one request; the reply, or None when no warm process answers in time."""
-    path = socket_path(root)
+    """Send one request; the reply, or None when no warm process (of this user's) answers in time."""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(CONNECT_TIMEOUT)
-            sock.connect(str(path))
-            sock.settimeout(timeout)
-            sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
-            data = b""
-            while not data.endswith(b"\n") and len(data) < MAX_REPLY:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+        sock = connect(root)
+    except OSError:
+        return None
+    try:
+        sock.settimeout(timeout)
+        sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
+        data = b""
+        while not data.endswith(b"\n") and len(data) < MAX_REPLY:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
         reply = json.loads(data)
         return reply if isinstance(reply, dict) and "error" not in reply else None
     except (OSError, ValueError):
         return None
+    finally:
+        sock.close()
 
 
 def _held(path: Path) -> bool:

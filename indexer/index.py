@@ -121,6 +121,9 @@ class Index:
         scan, which costs ~16 ms at 5,000 memories. Every hafiza write renames
         a file into memories/ and so changes the folder; an in-place hand edit
         is picked up by the next full sync, which that process runs when idle.
+        A fresh process passing `quick` (the hook without a warm process) opens
+        the index without reading the manifest when .hafiza/synced holds the
+        stamps the last full sync matched.
         """
         stamps = self._stamps()
         if quick and self._ix is not None and stamps == self._seen:
@@ -155,8 +158,10 @@ class Index:
             files = self._load_manifest() or files  # may have moved on while we waited
             report = self._apply(ix, files, on_disk, progress)
             self._save_manifest(files)
+            # memories/ as it was before the scan: a file another writer adds meanwhile must not be vouched for
+            applied = (_mtime(self.manifest_path), stamps[1])
         self._ix = self._open_existing() or ix
-        self._in_step(files, self._stamps())
+        self._in_step(files, applied)
         return report
 
     def _in_step(self, files: dict, stamps: tuple) -> None:
@@ -239,13 +244,14 @@ class Index:
             shutil.rmtree(fresh, ignore_errors=True)
             fresh.mkdir()
             files: dict = {}
+            before = _mtime(self.memories_dir)  # as in sync: what the scan below is known to include
             # Built aside and swapped in, so readers see the old index until the new one is whole.
             report = self._apply(windex.create_in(str(fresh), schema()), files, self._scan(), progress,
                                  limitmb=256)
             report.rebuilt = True
             self._swap(fresh)
             self._save_manifest(files)
-            self._in_step(files, self._stamps())
+            self._in_step(files, (_mtime(self.manifest_path), before))
         self._ix = windex.open_dir(str(self.dir))
         return report
 

@@ -116,11 +116,12 @@ class View:
         found = self._postings.get(key)
         if found is None:
             found = _scored_postings(self.reader, field, word)
-            if self._cached + len(found[0]) > MAX_CACHED_POSTINGS:
+            size = len(found[0]) + 1  # words not in the index are cached too
+            if self._cached + size > MAX_CACHED_POSTINGS:
                 self._postings.clear()
                 self._cached = 0
             self._postings[key] = found
-            self._cached += len(found[0])
+            self._cached += size
         return found
 
     def mask(self, project=None, all_scopes=False, include_inactive=False) -> set[int]:

@@ -441,3 +441,58 @@ def test_the_warm_process_starts_where_posix_spawn_cannot_start_a_session(filled
         assert not wire.spawn(filled.root)  # one is up: no second
     finally:
         _stop(filled.root)
+
+
+def _start(root, env=None):
+    subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(root)],
+                     env={**os.environ, "HAFIZA_EMBEDDER": "none", **(env or {})}, start_new_session=True)
+    assert _wait(lambda: wire.ask(root, {"op": "ping"}) is not None)
+
+
+def test_only_the_owner_can_reach_the_warm_process_and_a_spoofable_socket_is_not_used(filled):
+    import stat
+
+    _start(filled.root)
+    try:
+        run, sock = wire.run_dir(filled.root), wire.socket_path(filled.root)
+        assert stat.S_IMODE(run.stat().st_mode) == 0o700 and stat.S_IMODE(sock.stat().st_mode) & 0o077 == 0
+        prompt = {**CLAUDE_PROMPT, "prompt": "production deploy from which branch?"}
+        served = wire.ask(filled.root, {"op": "status"})["served"]
+        run.chmod(0o777)  # anyone could now have put a socket here: the hook must not trust it
+        out = hook("claude-code", "UserPromptSubmit", {**prompt, "session_id": "open"}, {"HAFIZA_EMBEDDER": "none"})
+        assert "production-deploys-only-from-main" in context_of(out)  # answered in-process, by keywords
+        run.chmod(0o700)
+        assert wire.ask(filled.root, {"op": "status"})["served"] == served + 1  # only this status request
+    finally:
+        _stop(filled.root)
+
+
+def test_a_transcript_path_that_blocks_does_not_hold_the_warm_process(filled, tmp_path):
+    fifo = tmp_path / "transcript.fifo"
+    os.mkfifo(fifo)
+    _start(filled.root)
+    try:
+        prompt = {**CLAUDE_PROMPT, "prompt": "production deploy from which branch?", "transcript_path": str(fifo)}
+        started = time.monotonic()
+        out = hook("claude-code", "UserPromptSubmit", prompt, {"HAFIZA_EMBEDDER": "none", "HAFIZA_DAEMON": "1"})
+        assert "production-deploys-only-from-main" in context_of(out) and time.monotonic() - started < 1.5
+        assert wire.ask(filled.root, {"op": "status"}) is not None
+    finally:
+        _stop(filled.root)
+
+
+def test_a_stalled_request_is_cut_off_and_the_next_hook_is_answered(filled):
+    from hafiza.hooks.hafiza_hook import connect
+
+    _start(filled.root)
+    stalled = connect(filled.root)
+    try:
+        stalled.sendall(b"HOOK1 claude-code UserPromptSubmit\n")  # and never the rest
+        started = time.monotonic()
+        out = hook("claude-code", "UserPromptSubmit", {**CLAUDE_PROMPT, "prompt": "which staging server and port?"},
+                   {"HAFIZA_EMBEDDER": "none", "HAFIZA_DAEMON": "1"})
+        assert "staging-server-stg-ist-2" in context_of(out) and time.monotonic() - started < 3.0
+        assert wire.ask(filled.root, {"op": "status"})["served"] >= 2
+    finally:
+        stalled.close()
+        _stop(filled.root)

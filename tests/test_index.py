@@ -253,3 +253,19 @@ def test_a_full_sync_after_a_quick_open_keeps_the_open_index(filled):
     path.write_text(path.read_text().replace("We use pnpm", "We use pnpm 9"))  # in place: no folder change
     index.sync()
     assert index._ix is not opened and "pnpm" in [h.id for h in Recall(filled.root).search("pnpm 9", mode="keyword")]
+
+
+def test_a_write_during_a_sync_is_not_vouched_for_by_its_stamps(filled):
+    index = Index(filled.root, notice=lambda _: None)
+    save = index._save_manifest
+
+    def save_while_another_writer_adds_a_file(files):
+        save(files)  # this sync's scan is done; another writer's file lands before it records its stamps
+        write(filled, "kafka.md", "id: kafka\ntitle: Kafka topics", "Kafka topics come from Terraform.")
+
+    index._save_manifest = save_while_another_writer_adds_a_file
+    write(filled, "redis.md", "id: redis\ntitle: Redis eviction", "Redis evicts with allkeys-lru.")
+    index.sync()
+    fresh = Index(filled.root, notice=lambda _: None)
+    fresh.sync(quick=True)  # the stamps do not match: a full sync, which indexes the other writer's file
+    assert fresh._ix.doc_count() == len(ITEMS) + 2
