@@ -93,11 +93,6 @@ class Index:
         self.sync(quick=quick)
         return self._ix
 
-    def searcher(self):
-        from whoosh import scoring
-
-        return self.open().searcher(weighting=scoring.BM25F())
-
     def _open_existing(self):
         from whoosh import index as windex
 
