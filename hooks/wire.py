@@ -72,7 +72,7 @@ def spawn(root: Path) -> bool:
     import fcntl
 
     run = run_dir(root)
-    run.mkdir(parents=True, exist_ok=True)
+    run.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as the warm process requires (daemon.private_folder)
     fd = os.open(run / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
