@@ -35,13 +35,41 @@ def load(name: str) -> list[dict]:
     return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def build_vault(root: Path, embedder) -> None:
+def build_vault(root: Path, embedder, aliases: dict[str, list[str]] | None = None) -> None:
+    """The set's memories in a fresh vault; `aliases` (id -> phrases) are added to their own."""
     from hafiza.indexer.refresh import refresh_all
     from hafiza.vault.store import Vault
 
+    memories = load("memories.jsonl")
+    for m in memories:
+        m["aliases"] = [*m.get("aliases", []), *(aliases or {}).get(m["id"], [])]
     vault = Vault.init(root, actor="bench")
-    vault.import_many(load("memories.jsonl"), source="import:bench-recall")
+    vault.import_many(memories, source="import:bench-recall")
     refresh_all(root, embedder=embedder)
+
+
+def agent_aliases() -> dict[str, list[str]]:
+    """bench/recall/aliases.jsonl: the phrases an agent gave each memory, blind to the prompts (README)."""
+    return {row["id"]: row["aliases"] for row in load("aliases.jsonl")} if (DATA / "aliases.jsonl").exists() else {}
+
+
+def rank_all(embedder, prompts: list[dict], aliases=None) -> tuple[dict, dict, float]:
+    """Per mode, every prompt's unfloored hits, on a fresh vault; (ranked, ms per query, build seconds)."""
+    from hafiza.indexer.recall import Recall
+
+    with tempfile.TemporaryDirectory(prefix="hafiza-recall-") as tmp:
+        root = Path(tmp) / "vault"
+        t0 = time.perf_counter()
+        build_vault(root, embedder, aliases)
+        build_s = time.perf_counter() - t0
+        recall = Recall(root, embedder)
+        recall.index.open()
+        ranked, timings = {}, {}
+        for mode in ("keyword", "meaning", "hybrid"):
+            t0 = time.perf_counter()
+            ranked[mode] = candidates(recall, prompts, mode)
+            timings[mode] = round((time.perf_counter() - t0) / len(prompts) * 1000, 2)
+    return ranked, timings, build_s
 
 
 def candidates(recall, prompts: list[dict], mode: str) -> dict[str, list]:
@@ -133,39 +161,43 @@ def main() -> int:
     args = ap.parse_args()
     os.environ["HAFIZA_EMBEDDER"] = args.embedder
     from hafiza.indexer.embed import default_embedder
-    from hafiza.indexer.recall import FLOOR, Recall
+    from hafiza.indexer.recall import FLOOR
 
     embedder = default_embedder()
     prompts = load("prompts.jsonl")
     heldout = load("heldout.jsonl") if (DATA / "heldout.jsonl").exists() else []
     dev = [p for p in prompts if int(p["id"].lstrip("p")) % 2 == 0]
     test = [p for p in prompts if int(p["id"].lstrip("p")) % 2 == 1]
-    with tempfile.TemporaryDirectory(prefix="hafiza-recall-") as tmp:
-        root = Path(tmp) / "vault"
-        t0 = time.perf_counter()
-        build_vault(root, embedder)
-        build_s = time.perf_counter() - t0
-        recall = Recall(root, embedder)
-        recall.index.open()
-        ranked, timings = {}, {}
-        for mode in ("keyword", "meaning", "hybrid"):
-            t0 = time.perf_counter()
-            ranked[mode] = candidates(recall, prompts + heldout, mode)
-            timings[mode] = round((time.perf_counter() - t0) / len(ranked[mode]) * 1000, 2)
+    ranked, timings, build_s = rank_all(embedder, prompts + heldout)
     floor = calibrate(dev, ranked["hybrid"], "hybrid", verbose=True) if args.calibrate else FLOOR
-    results = {mode: evaluate(prompts, ranked[mode], mode, floor) for mode in ranked}
-    results["hybrid, unfloored"] = evaluate(prompts, ranked["hybrid"], "hybrid", None)
-    results["hybrid, dev half"] = evaluate(dev, ranked["hybrid"], "hybrid", floor)
-    results["hybrid, test half"] = evaluate(test, ranked["hybrid"], "hybrid", floor)
-    if heldout:  # written after the floor was chosen, by someone who saw neither it nor the prompts
-        for mode in ("keyword", "meaning", "hybrid"):
-            results[f"{mode}, held-out"] = evaluate(heldout, ranked[mode], mode, floor)
+
+    def results_of(ranked: dict) -> dict:
+        results = {mode: evaluate(prompts, ranked[mode], mode, floor) for mode in ranked}
+        results["hybrid, unfloored"] = evaluate(prompts, ranked["hybrid"], "hybrid", None)
+        results["hybrid, dev half"] = evaluate(dev, ranked["hybrid"], "hybrid", floor)
+        results["hybrid, test half"] = evaluate(test, ranked["hybrid"], "hybrid", floor)
+        if heldout:  # written after the floor was chosen, by someone who saw neither it nor the prompts
+            for mode in ("keyword", "meaning", "hybrid"):
+                results[f"{mode}, held-out"] = evaluate(heldout, ranked[mode], mode, floor)
+        return results
+
+    results = results_of(ranked)
     report = {"date": TODAY.isoformat(), "run": dt.datetime.now().isoformat(timespec="seconds"),
               "embedder": f"{embedder.name} {embedder.version}", "floor": floor._asdict(),
               "memories": len(load("memories.jsonl")), "prompts": len(prompts), "heldout": len(heldout), "build_seconds": round(build_s, 1),
               "ms_per_query_in_process": timings, "python": platform.python_version(), "results": results}
     text = (f"embedder {report['embedder']}, floor {report['floor']}\n"
-            f"{report['memories']} memories, {report['prompts']} prompts; ms/query {timings}" + table(results))
+            f"{report['memories']} memories, {report['prompts']} prompts; ms/query {timings}\n"
+            f"\n## The memories as written" + table(results))
+    aliases = agent_aliases()
+    if aliases:
+        ranked, timings, build_s = rank_all(embedder, prompts + heldout, aliases)
+        report["with_aliases"] = {"memories_with_aliases": len(aliases), "phrases": sum(map(len, aliases.values())),
+                                  "build_seconds": round(build_s, 1), "ms_per_query_in_process": timings,
+                                  "results": results_of(ranked)}
+        text += (f"\n\n## With the agent's aliases (bench/recall/aliases.jsonl: {len(aliases)} memories, "
+                 f"{report['with_aliases']['phrases']} phrases); ms/query {timings}"
+                 + table(report["with_aliases"]["results"]))
     print(text)
     if args.save:
         out = HERE / "results" / f"recall-{dt.date.today().isoformat()}"

@@ -15,7 +15,7 @@ class Check:
 
 def run_checks(vault) -> list[Check]:
     return [check(vault) for check in (check_files, check_index, check_vectors, check_lock, check_git, check_usage,
-                                       check_claude_memory)]
+                                       check_aliases, check_claude_memory)]
 
 
 def check_files(vault) -> Check:
@@ -58,6 +58,19 @@ def check_vectors(vault) -> Check:
         return Check("vectors", "warn", f"{len(store)} of {count} memories embedded; the rest are found by "
                      "keywords only until the next write or `hafiza reindex`")
     return Check("vectors", "ok", f"{len(store)} memories embedded by {embedder.name} {embedder.version}")
+
+
+def check_aliases(vault) -> Check:
+    """How many active memories have aliases: without them a prompt worded differently finds less."""
+    from hafiza.indexer.index import Index
+
+    docs = Index(vault.root, notice=lambda _: None).documents(status="active")
+    bare = sum(1 for d in docs if not d.get("aliases"))
+    if not bare:
+        return Check("aliases", "ok", f"all {len(docs)} active memories have aliases")
+    return Check("aliases", "ok", f"{bare} of {len(docs)} active memories have no aliases: prompts worded "
+                 "otherwise or in the other language find them less often (`hafiza list --without-aliases`; "
+                 "an agent can add them with the MCP tool `add_aliases`)")
 
 
 def check_lock(vault) -> Check:

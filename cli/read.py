@@ -115,11 +115,14 @@ def _documents(vault, **which):
 @click.option("--type", "type_", help="Only this type.")
 @click.option("--status", default="active", show_default=True, help="active, superseded, archived or all.")
 @click.option("--scope", help="Only this scope (global or project:<name>).")
+@click.option("--without-aliases", is_flag=True, help="Only memories that have no aliases yet.")
 @click.option("--json", "as_json", is_flag=True, help="JSON list.")
 @click.pass_context
-def list_(ctx, type_, status, scope, as_json):
+def list_(ctx, type_, status, scope, without_aliases, as_json):
     """List memories."""
     docs = _documents(open_vault(ctx), type=type_, status=status, scope=scope)
+    if without_aliases:
+        docs = [d for d in docs if not d.get("aliases")]
     if as_json:
         emit([{k: d.get(k) for k in ("id", "title", "type", "scope", "status", "created", "path")} for d in docs])
         return

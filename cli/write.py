@@ -107,6 +107,31 @@ def edit(ctx, memory_id):
 
 
 @cli.command()
+@click.argument("memory_id")
+@click.argument("phrases", nargs=-1, required=True)
+@click.option("--reason", help="Why, recorded in the commit.")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory's aliases as JSON.")
+@click.pass_context
+def alias(ctx, memory_id, phrases, reason, as_json):
+    """Add PHRASES people may type for MEMORY_ID, e.g. the same thing in the other language.
+
+    Aliases are searched with the title and feed the meaning vectors, so a
+    prompt worded differently from the memory still finds it. One commit;
+    phrases the memory already has are skipped.
+    """
+    vault = open_vault(ctx)
+    memory, added = vault.add_aliases(memory_id, list(phrases), reason)
+    if added:
+        refresh(vault, quiet=True)
+    if as_json:
+        emit({"id": memory.id, "added": added, "aliases": memory.aliases})
+    elif added:
+        click.echo(f"{memory.id}: added {len(added)} alias(es): {' | '.join(added)}")
+    else:
+        click.echo(f"{memory.id}: it already has every one of these aliases")
+
+
+@cli.command()
 @click.argument("old_id")
 @click.argument("new_id")
 @click.option("--reason", help="Why the old one no longer holds.")

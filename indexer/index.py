@@ -17,7 +17,7 @@ from hafiza.vault.files import atomic_write
 from hafiza.vault.lock import locked, try_locked
 from hafiza.vault.paths import MEMORIES, SIDECAR
 
-from .schema import SCHEMA_VERSION, schema
+from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, schema
 
 SYNCED = "synced"    # .hafiza/synced: the (manifest, memories/) mtimes the index last matched
 SNIPPET_CHARS = 500  # also the body start that is embedded
@@ -288,7 +288,7 @@ def document(memory, digest: str) -> dict:
     return {
         "id": memory.id,
         "title": memory.title,
-        "aliases": " | ".join(memory.aliases),
+        "aliases": ALIAS_SEPARATOR.join(memory.aliases),
         "tags": ", ".join(memory.tags),
         "body": memory.body,
         "type": memory.type,

@@ -151,7 +151,7 @@ class Recall:
         if extra:
             found = _sharpen(found, {w: idf[w] for w in extra})
         for position, (doc, bm25, matched) in enumerate(found, 1):
-            mass = sum(idf.get(w, 0.0) for w in matched)
+            mass = sum(idf.get(w, 0.0) * weight for w, weight in matched.items())
             cands[doc["id"]] = {"doc": doc, "keyword_rank": position, "bm25": bm25,
                                 "coverage": mass / total, "idf": mass / rarest}
 

@@ -8,6 +8,7 @@ SCHEMA_VERSION = 1  # bump when fields or analysis change: the index is rebuilt
 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.
 FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0}
+ALIAS_SEPARATOR = " | "  # between a memory's aliases in the stored field
 
 
 def schema() -> Schema:

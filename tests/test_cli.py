@@ -188,6 +188,23 @@ def test_forget_takes_a_memory_out_of_search(vault):
     assert vault.get("staging").archived_reason == "server gone"
 
 
+def test_alias_adds_phrases_in_one_commit_and_search_finds_them(vault):
+    vault.remember("Client invoices go out in EUR.", id="invoices-eur")
+    vault.remember("Standup is at 09:45.", id="standup")
+    bare = json.loads(run_cli("list", "--without-aliases", "--json").stdout)
+    assert [d["id"] for d in bare] == ["invoices-eur", "standup"]
+    out = json.loads(run_cli("alias", "invoices-eur", "fatura para birimi", "hangi döviz", "--json").stdout)
+    assert out == {"id": "invoices-eur", "added": ["fatura para birimi", "hangi döviz"],
+                   "aliases": ["fatura para birimi", "hangi döviz"]}
+    assert git_subjects(vault.root)[0] == "hafiza: alias invoices-eur"
+    assert "already has" in run_cli("alias", "invoices-eur", "Hangi  döviz").stdout
+    assert git_subjects(vault.root)[0] == "hafiza: alias invoices-eur"  # nothing new, no commit
+    assert [h["id"] for h in search_json("döviz")] == ["invoices-eur"]
+    assert [d["id"] for d in json.loads(run_cli("list", "--without-aliases", "--json").stdout)] == ["standup"]
+    proc = run_cli("alias", "nope", "x", check=False)
+    assert proc.returncode != 0 and "nope" in proc.stderr
+
+
 # ---- import
 
 def write_jsonl(path, rows):
@@ -401,6 +418,7 @@ def test_doctor_on_a_healthy_vault(listed):
     assert {"files": "ok", "index": "ok", "vectors": "ok", "lock": "ok", "git": "ok",
             "usage": "ok"}.items() <= levels.items()
     assert checks["vectors"]["summary"].startswith("4 memories embedded by hash")
+    assert checks["aliases"]["summary"].startswith("3 of 3 active memories have no aliases")
     assert proc.returncode == 0
 
 

@@ -19,7 +19,8 @@ from hafiza.indexer.recall import Recall
 from hafiza.indexer.refresh import refresh_all
 from hafiza.vault import episodes, usage
 
-TOOLS = {"recall", "remember", "supersede", "forget", "mark_used", "get", "list", "profile", "record_episode"}
+TOOLS = {"recall", "remember", "supersede", "forget", "mark_used", "get", "list", "profile", "record_episode",
+         "add_aliases"}
 
 
 def stdio(root, name="test-agent"):
@@ -64,15 +65,26 @@ def test_every_tool_over_stdio(vault):
             assert "supersedes" in tools["remember"].description and "secret" in tools["remember"].description
 
             rule = await ok(client, "remember", text="Deploy billing only from main, after CI is green.",
-                            title="Deploy billing only from main", type="rule", tags=["deploy"])
+                            title="Deploy billing only from main", type="rule", tags=["deploy"],
+                            aliases=["canlıya çıkış kuralı"])
             note = await ok(client, "remember", text="The billing service talks to Postgres through pgbouncer.")
+            bare = await ok(client, "list", without_aliases=True)
+            assert [m["id"] for m in bare["memories"]] == [note["id"]]
+            added = await ok(client, "add_aliases", id=note["id"], aliases=["bağlantı havuzu", "connection pool"])
+            assert added["added"] == added["aliases"] == ["bağlantı havuzu", "connection pool"]
+            again = await ok(client, "add_aliases", id=note["id"], aliases=["Connection  Pool"])
+            assert again["added"] == [] and len(again["aliases"]) == 2  # no second commit
+            assert (await ok(client, "list", without_aliases=True))["total"] == 0
+            assert (await ok(client, "recall", query="bağlantı havuzu ayarı"))["hits"][0]["id"] == note["id"]
+            assert (await ok(client, "recall", query="canlıya çıkış kuralı"))["hits"][0]["id"] == rule["id"]
             hits = (await ok(client, "recall", query="deploy billing main"))["hits"]
             assert hits[0]["id"] == rule["id"]
             assert set(hits[0]) >= {"id", "title", "type", "status", "labels", "snippet", "score"}
             assert hits[0]["labels"] == ["rule"] and hits[0]["tags"] == ["deploy"]
 
             full = await ok(client, "get", id=rule["id"])
-            assert full["text"].startswith("Deploy billing") and full["shown"] == 1  # the recall was an impression
+            assert full["text"].startswith("Deploy billing") and full["shown"] == 2  # recalls are impressions
+            assert full["aliases"] == ["canlıya çıkış kuralı"]
             listed = await ok(client, "list", type="rule")
             assert [m["id"] for m in listed["memories"]] == [rule["id"]] and listed["total"] == 1
             profile = await ok(client, "profile")
@@ -92,7 +104,7 @@ def test_every_tool_over_stdio(vault):
     anyio.run(main)
     log = vault.git.log(20)
     assert {c.trailers.get("Hafiza-Actor") for c in log if c.action != "init"} == {"test-agent"}
-    assert [c.action for c in log][:6] == ["episode", "forget", "supersede", "remember", "remember", "remember"]
+    assert [c.action for c in log][:6] == ["episode", "forget", "supersede", "remember", "alias", "remember"]
 
 
 def test_supersede_at_write_round_trip_over_stdio(vault):

@@ -54,6 +54,33 @@ def test_apply_floor_cuts_far_below_the_best(hybrid):
     assert kept and all(h.score >= kept[0].score * FLOOR.relative for h in kept)
 
 
+def test_alias_words_count_by_how_much_of_the_phrase_the_prompt_says():
+    from hafiza.indexer.search import alias_weights, query_terms
+
+    phrases = [frozenset(query_terms(a)) for a in ("don't commit env", "environment file", "gizli anahtarlar")]
+    assert alias_weights(phrases, set(query_terms("don't change that file"))) == {"don": 1 / 3, "file": 0.5}
+    assert alias_weights(phrases, set(query_terms("gizli anahtarlar nerede"))) == {"gizli": 1.0, "anahtarlar": 1.0}
+
+
+def test_an_alias_phrase_recalls_its_memory_and_one_shared_word_does_not(vault):
+    vault.import_many([
+        {"id": "env-files", "title": "Environment variables live in 1Password",
+         "text": "Never commit .env; copy .env.example and fill it from the team vault.",
+         "aliases": ["don't commit env", "gizli anahtarlar nerede", "ortam değişkenleri"]},
+    ] + [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)],
+        source="test")
+    recall = Recall(vault.root)
+    asked = recall.search("gizli anahtarlar nerede duruyor?", mode="keyword", floor=FLOOR, all_scopes=True)
+    assert [h.id for h in asked] == ["env-files"] and asked[0].parts["idf"] >= FLOOR.idf
+    # "don't" and "change" alone share one word with an alias each: found, but below the floor
+    loose = recall.search("don't change that file yet", mode="keyword", all_scopes=True)
+    assert [h.id for h in loose] == ["env-files"] and loose[0].parts["idf"] < FLOOR.idf
+    assert recall.search("don't change that file yet", mode="keyword", floor=FLOOR, all_scopes=True) == []
+    # words of the body count in full, as before
+    body = recall.search("commit the .env example", mode="keyword", floor=FLOOR, all_scopes=True)
+    assert [h.id for h in body] == ["env-files"]
+
+
 def test_a_superseded_memory_never_outranks_its_successor(vault):
     vault.remember("We install packages with npm.", id="npm", title="Package manager npm")
     vault.remember("We install packages with pnpm now.", id="pnpm", title="Package manager pnpm",
@@ -149,7 +176,7 @@ def test_keyword_matched_words_and_a_full_postings_cache(segmented, monkeypatch)
     first = search.keyword_channel(view, ["kafka", "nginx"], also=["redis"], all_scopes=True)
     for doc, _, matched in first:
         text = " ".join([doc["title"], doc.get("snippet") or "", doc.get("tags") or ""]).lower()
-        assert matched == {w for w in ("kafka", "nginx", "redis") if w in text}
+        assert matched == {w: 1.0 for w in ("kafka", "nginx", "redis") if w in text}
     monkeypatch.setattr(search, "MAX_CACHED_POSTINGS", 5)  # every new term clears the cache
     again = search.keyword_channel(search.View(view.ix), ["kafka", "nginx"], also=["redis"], all_scopes=True)
     assert again == first

@@ -262,6 +262,30 @@ class Vault:
             self.commit([path], f"forget {memory.id}", "forget", reason)
         return memory
 
+    def add_aliases(self, memory_id: str, aliases, reason: str | None = None) -> tuple[Memory, list[str]]:
+        """Add phrases people may type for this memory; (memory, the ones that were new).
+
+        Phrases it already has (ignoring case and spacing) are skipped; when none
+        is new nothing is written or committed.
+        """
+        phrases = [" ".join(a.split()) for a in _strings(aliases, "aliases")]
+        phrases = [a for a in phrases if a]
+        if not phrases:
+            raise HafizaError("give at least one alias", field="aliases")
+        secrets.check(" ".join(phrases), "aliases")
+        with self.transaction():
+            memory = self.get(memory_id)
+            seen, added = {a.lower() for a in memory.aliases}, []
+            for phrase in phrases:
+                if phrase.lower() not in seen:
+                    seen.add(phrase.lower())
+                    added.append(phrase)
+            if added:
+                memory = memory.evolve(aliases=[*memory.aliases, *added], updated=dt.date.today())
+                path = self.write_file(memory)
+                self.commit([path], f"alias {memory.id}", "alias", reason)
+        return memory, added
+
     def rewrite(self, memory_id: str, text: str, action: str = "edit", reason: str | None = None) -> Memory:
         """Replace a memory's whole file text (after an edit), validated and secret-checked."""
         with self.transaction():

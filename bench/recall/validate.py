@@ -64,6 +64,37 @@ def load(name):
     return rows
 
 
+def check_aliases(by_id, prompts, errors):
+    """aliases.jsonl (written blind to the prompts, see README): its form, and how many paraphrase
+    prompts now share a word with their memory's aliases (reported, not an error: that is what
+    aliases are for)."""
+    if not (HERE / "aliases.jsonl").exists():
+        return None
+    rows = [row for _, row in load("aliases.jsonl")]
+    agent = {}
+    for row in rows:
+        mid, phrases = row.get("id"), row.get("aliases")
+        if mid not in by_id:
+            errors.append(f"aliases.jsonl: unknown memory id {mid}")
+        elif mid in agent:
+            errors.append(f"aliases.jsonl: {mid} twice")
+        elif not (isinstance(phrases, list) and 3 <= len(phrases) <= 8 and all(isinstance(a, str) and a.strip() for a in phrases)):
+            errors.append(f"aliases.jsonl: {mid}: expected 3-8 phrases")
+        elif SECRET_RE.search(" ".join(phrases)):
+            errors.append(f"aliases.jsonl: {mid}: looks like it contains a secret")
+        else:
+            agent[mid] = phrases
+    shared, paraphrases = [], [p for p in prompts if p["kind"] == "paraphrase"]
+    for p in paraphrases:
+        q = set(tokens(p["query"]))
+        for mid in p["expect"]:
+            common = sorted(q & set(tokens(" ".join(agent.get(mid, [])))))
+            if common:
+                shared.append((p["id"], mid, common))
+    return {"memories": len(agent), "phrases": sum(map(len, agent.values())), "shared": shared,
+            "paraphrases": len(paraphrases)}
+
+
 def main():
     strict = "--strict" in sys.argv
     errors, warnings = [], []
@@ -154,6 +185,8 @@ def main():
     if len(sharing_ids) * 2 > n_cross:
         errors.append(f"cross-language: {len(sharing_ids)}/{n_cross} share a term with the memory (max half)")
 
+    agent = check_aliases(by_id, [p for _, p in prompts] + [p for _, p in load("heldout.jsonl")], errors)
+
     # ---- report ----
     mtype = collections.Counter(m["type"] for m in by_id.values())
     print(f"memories: {len(by_id)}  superseded pairs: {len(superseded_pairs)}  "
@@ -181,6 +214,12 @@ def main():
         print("| type | count |\n|---|---|")
         for t, c in sorted(mtype.items()):
             print(f"| {t} | {c} |")
+    if agent:
+        print(f"aliases.jsonl: {agent['memories']} memories, {agent['phrases']} phrases; paraphrase prompts "
+              f"sharing a content word with their memory's agent-written aliases: {len(agent['shared'])}/"
+              f"{agent['paraphrases']}")
+        for pid, mid, shared in agent["shared"]:
+            print(f"  {pid} -> {mid}: {shared}")
     for w in warnings:
         print("WARN", w)
     for e in errors:
