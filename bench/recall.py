@@ -9,6 +9,11 @@ that got nothing) and stale-over-successor, per prompt kind. The floor is the
 one in hafiza.indexer.recall (FLOOR) unless --calibrate picks another.
 Prompts are split into dev (even numbers) and test (odd) halves so a
 calibrated floor is also reported on prompts it was not tuned on.
+
+Everything is reported twice: for the memories as written, and with the
+aliases an agent gave them (bench/recall/aliases.jsonl, written from the
+memories alone following the MCP `remember` tool's description, without
+seeing any prompt; see bench/recall/README.md).
 """
 
 from __future__ import annotations
