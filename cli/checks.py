@@ -66,6 +66,8 @@ def check_aliases(vault) -> Check:
 
     docs = Index(vault.root, notice=lambda _: None).documents(status="active")
     bare = sum(1 for d in docs if not d.get("aliases"))
+    if not docs:
+        return Check("aliases", "ok", "no active memories")
     if not bare:
         return Check("aliases", "ok", f"all {len(docs)} active memories have aliases")
     return Check("aliases", "ok", f"{bare} of {len(docs)} active memories have no aliases: prompts worded "

@@ -126,7 +126,7 @@ def alias(ctx, memory_id, phrases, reason, as_json):
     if as_json:
         emit({"id": memory.id, "added": added, "aliases": memory.aliases})
     elif added:
-        click.echo(f"{memory.id}: added {len(added)} alias(es): {' | '.join(added)}")
+        click.echo(f"{memory.id}: added {len(added)} alias(es): {'; '.join(added)}")
     else:
         click.echo(f"{memory.id}: it already has every one of these aliases")
 

@@ -24,7 +24,7 @@ from hafiza.vault import episodes, usage
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
 from hafiza.vault.paths import SIDECAR
-from hafiza.vault.store import Vault
+from hafiza.vault.store import MAX_ALIASES, Vault
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the SDK turns on DNS-rebinding protection for exactly these
 DEFAULT_ACTOR = "mcp"
@@ -268,7 +268,7 @@ class Memories:
                                           "identity: who the user is; fact: a current value of something; "
                                           "knowledge: anything else worth keeping")] = "knowledge",
         tags: Annotated[list[str] | None, Field(description="a few topic words")] = None,
-        aliases: Annotated[list[str] | None, Field(description=ALIASES)] = None,
+        aliases: Annotated[list[str] | None, Field(description=ALIASES, max_length=MAX_ALIASES)] = None,
         scope: Annotated[str | None, Field(description="'global' (default), 'project' for the current project, "
                                                        "or a project name")] = None,
         supersedes: Annotated[list[str] | None, Field(description="ids of memories this one replaces because "
@@ -282,7 +282,8 @@ class Memories:
         (passwords, API keys, tokens); store where the secret lives instead. One memory per fact."""
         with tool_errors():
             memory = self._vault(ctx).remember(text, title=title, type=type, tags=tags or (),
-                                               aliases=aliases or (), scope=self._scope(scope), supersedes=supersedes or ())
+                                               aliases=aliases or (), scope=self._scope(scope),
+                                               supersedes=supersedes or ())
         self._refresh()
         return _ref(memory)
 
@@ -290,7 +291,7 @@ class Memories:
         self,
         ctx: Context,
         id: Annotated[str, Field(description="the memory to add them to")],
-        aliases: Annotated[list[str], Field(description=ALIASES)],
+        aliases: Annotated[list[str], Field(description=ALIASES, max_length=MAX_ALIASES)],
     ) -> AliasResult:
         """Add search phrases to an existing memory, e.g. when a prompt worded differently missed it, or
         for memories that `list` shows without aliases. Phrases it already has are skipped; one commit."""

@@ -18,6 +18,7 @@ from hafiza.vault.lock import locked, try_locked
 from hafiza.vault.paths import MEMORIES, SIDECAR
 
 from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, schema
+from .search import query_terms
 
 SYNCED = "synced"    # .hafiza/synced: the (manifest, memories/) mtimes the index last matched
 SNIPPET_CHARS = 500  # also the body start that is embedded
@@ -289,6 +290,7 @@ def document(memory, digest: str) -> dict:
         "id": memory.id,
         "title": memory.title,
         "aliases": ALIAS_SEPARATOR.join(memory.aliases),
+        "alias_terms": [terms for terms in map(query_terms, memory.aliases) if terms],
         "tags": ", ".join(memory.tags),
         "body": memory.body,
         "type": memory.type,

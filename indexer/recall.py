@@ -143,11 +143,12 @@ class Recall:
     def _keyword(self, view, words, extra, scope, cands) -> None:
         n = view.reader.doc_count()
         idf = {w: _idf_of(n, _df(view.reader, w)) for w in dict.fromkeys(words + extra)}  # each looked up once
+        asked = words  # all of them: an alias phrase is covered by what the prompt says, rare or not
         words = _rarest(_uncommon(words, idf, n), idf, MAX_TERMS)
         extra = _rarest(_uncommon(extra, idf, n), idf, MAX_CONTEXT_TERMS)
         total = sum(idf[w] for w in words) or 1.0
         rarest = _idf_of(n, 1)
-        found = keyword_channel(view, words, also=extra, **scope)
+        found = keyword_channel(view, words, also=extra, asked=asked, **scope)
         if extra:
             found = _sharpen(found, {w: idf[w] for w in extra})
         for position, (doc, bm25, matched) in enumerate(found, 1):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .index import Index, SyncReport
+from .schema import ALIAS_SEPARATOR
 
 
 def refresh_all(root: Path, progress=None, embedder="default", rebuild: bool = False) -> SyncReport:
@@ -43,7 +44,7 @@ def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False) -
         store.load(embedder.name, embedder.version, embedder.dim)
     items = []
     for doc in index.documents():
-        texts = embedding_texts(doc["title"], _split(doc.get("aliases"), "|"), _split(doc.get("tags"), ","),
+        texts = embedding_texts(doc["title"], _split(doc.get("aliases"), ALIAS_SEPARATOR), _split(doc.get("tags"), ","),
                                 doc.get("snippet") or "")
         items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
     bar = (lambda done, total: progress(done, total, "embedding")) if progress else None

@@ -4,7 +4,7 @@ from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 
 from .analyzer import analyzer
 
-SCHEMA_VERSION = 1  # bump when fields or analysis change: the index is rebuilt
+SCHEMA_VERSION = 2  # bump when fields or analysis change: the index is rebuilt (2: alias_terms)
 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.
 FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0}
@@ -17,6 +17,7 @@ def schema() -> Schema:
         id=ID(stored=True, unique=True),
         title=TEXT(analyzer=text, stored=True, phrase=False),
         aliases=TEXT(analyzer=text, stored=True, phrase=False),
+        alias_terms=STORED,  # each alias's query terms, for weighing alias-only matches (search.alias_weights)
         tags=TEXT(analyzer=text, stored=True, phrase=False),
         body=TEXT(analyzer=text, phrase=False),
         type=ID(stored=True),

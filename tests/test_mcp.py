@@ -75,6 +75,8 @@ def test_every_tool_over_stdio(vault):
             again = await ok(client, "add_aliases", id=note["id"], aliases=["Connection  Pool"])
             assert again["added"] == [] and len(again["aliases"]) == 2  # no second commit
             assert (await ok(client, "list", without_aliases=True))["total"] == 0
+            assert "at most 100" in await error(client, "add_aliases", id=note["id"], aliases=["x" * 101])
+            assert "no memory" in (await error(client, "add_aliases", id="nope", aliases=["x"])).lower()
             assert (await ok(client, "recall", query="bağlantı havuzu ayarı"))["hits"][0]["id"] == note["id"]
             assert (await ok(client, "recall", query="canlıya çıkış kuralı"))["hits"][0]["id"] == rule["id"]
             hits = (await ok(client, "recall", query="deploy billing main"))["hits"]

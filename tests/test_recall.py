@@ -62,23 +62,47 @@ def test_alias_words_count_by_how_much_of_the_phrase_the_prompt_says():
     assert alias_weights(phrases, set(query_terms("gizli anahtarlar nerede"))) == {"gizli": 1.0, "anahtarlar": 1.0}
 
 
-def test_an_alias_phrase_recalls_its_memory_and_one_shared_word_does_not(vault):
+FILLER = [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)]
+
+
+def test_an_alias_phrase_recalls_its_memory_and_part_of_one_does_not(vault):
     vault.import_many([
         {"id": "env-files", "title": "Environment variables live in 1Password",
          "text": "Never commit .env; copy .env.example and fill it from the team vault.",
-         "aliases": ["don't commit env", "gizli anahtarlar nerede", "ortam değişkenleri"]},
-    ] + [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)],
-        source="test")
+         "aliases": ["rotate staging credentials weekly", "gizli anahtarlar nerede"]},
+    ] + FILLER, source="test")
     recall = Recall(vault.root)
     asked = recall.search("gizli anahtarlar nerede duruyor?", mode="keyword", floor=FLOOR, all_scopes=True)
-    assert [h.id for h in asked] == ["env-files"] and asked[0].parts["idf"] >= FLOOR.idf
-    # "don't" and "change" alone share one word with an alias each: found, but below the floor
-    loose = recall.search("don't change that file yet", mode="keyword", all_scopes=True)
-    assert [h.id for h in loose] == ["env-files"] and loose[0].parts["idf"] < FLOOR.idf
-    assert recall.search("don't change that file yet", mode="keyword", floor=FLOOR, all_scopes=True) == []
+    assert [h.id for h in asked] == ["env-files"]
+    assert asked[0].parts["idf"] == pytest.approx(2.0)  # two words found in one memory only; "nerede" is a stopword
+    # two rare words, each found in this memory only (2.0 would pass the floor), but half of one phrase
+    half = recall.search("rotate the weekly report", mode="keyword", all_scopes=True)
+    assert [h.id for h in half] == ["env-files"] and half[0].parts["idf"] == pytest.approx(1.0)
+    assert recall.search("rotate the weekly report", mode="keyword", floor=FLOOR, all_scopes=True) == []
     # words of the body count in full, as before
     body = recall.search("commit the .env example", mode="keyword", floor=FLOOR, all_scopes=True)
     assert [h.id for h in body] == ["env-files"]
+
+
+def test_a_common_word_of_an_alias_still_completes_the_phrase(vault):
+    # "production" is in more than a fifth of 120 memories, so the search leaves it out as a
+    # query word; the alias was still typed whole, and counts in full.
+    vault.import_many([{"id": "release", "title": "Release rule", "text": "Ship on Tuesdays.",
+                        "aliases": ["canlıya çıkış production"]}]
+                      + [{"text": f"Production note {n} for service {n}.", "title": f"Note {n}"} for n in range(30)]
+                      + [{"text": f"Other note {n} about topic {n}.", "title": f"Other {n}"} for n in range(90)],
+                      source="test")
+    hits = Recall(vault.root).search("canlıya çıkış production", mode="keyword", floor=FLOOR, all_scopes=True)
+    assert [h.id for h in hits][:1] == ["release"] and hits[0].parts["idf"] >= 2.0
+
+
+def test_context_words_held_only_by_an_alias_are_weighed_like_the_prompts(vault):
+    vault.import_many([{"id": "logs", "title": "Log retention", "text": "Application logs are kept 30 days.",
+                        "aliases": ["rotate staging credentials weekly"]}] + FILLER, source="test")
+    recall = Recall(vault.root)
+    hit = recall.search("rotate credentials", mode="keyword", all_scopes=True, context="weekly report")[0]
+    # rotate and credentials: half of the phrase; weekly, from the recent turns, completes three quarters
+    assert hit.id == "logs" and hit.parts["idf"] == pytest.approx(0.75 * 3)
 
 
 def test_a_superseded_memory_never_outranks_its_successor(vault):

@@ -484,3 +484,43 @@ def test_the_incremental_usage_reader_agrees_with_a_full_read(vault):
     assert {k: (v.shown, v.used, v.last_used) for k, v in reader.read().items()} == full
     usage.end_fold(vault.sidecar)
     assert {k: (v.shown, v.used) for k, v in reader.read().items()} == {"b": (1, 0)}
+
+
+# ---- aliases
+
+def test_aliases_are_compared_the_way_search_compares_words(vault):
+    memory = vault.remember("The Izmir office opens at nine.", id="office", aliases=["İzmir  ofisi", "izmir ofisi"])
+    assert memory.aliases == ["İzmir ofisi"]  # spacing collapsed, the folded duplicate dropped
+    commits = len(git_subjects(vault.root))
+    memory, added = vault.add_aliases("office", ["IZMIR OFISI", "ofis saatleri", "Ofis  Saatleri", "şifre", "sifre"])
+    assert added == ["ofis saatleri", "şifre"] and memory.aliases == ["İzmir ofisi", "ofis saatleri", "şifre"]
+    assert vault.get("office").aliases == memory.aliases and len(git_subjects(vault.root)) == commits + 1
+    assert vault.add_aliases("office", ["Ofis saatleri"]) == (vault.get("office"), [])
+    assert len(git_subjects(vault.root)) == commits + 1  # nothing new: nothing written, no commit
+
+
+@pytest.mark.parametrize("aliases, error", [
+    ([], "at least one alias"),
+    (["  "], "at least one alias"),
+    (["x" * 101], "at most 100"),
+    ([f"phrase {n}" for n in range(17)], "at most 16"),
+    (["token " + "gh" + "p_" + "Zq7Lm2Xc9Vb4Nk1Rt6Yw3Ps8Dh5Gf0Ja2Ue7"], "secret"),
+])
+def test_bad_aliases_write_nothing(vault, aliases, error):
+    vault.remember("Standup is at 09:45.", id="standup")
+    before = vault.get("standup").path.read_text()
+    with pytest.raises(HafizaError, match=error):
+        vault.add_aliases("standup", aliases)
+    assert vault.get("standup").path.read_text() == before and git_subjects(vault.root)[0] == "hafiza: remember standup"
+
+
+def test_aliases_go_to_active_memories_only(vault):
+    vault.remember("We use npm.", id="npm")
+    vault.remember("We use pnpm.", id="pnpm", supersedes=["npm"])
+    with pytest.raises(HafizaError, match="npm is superseded by pnpm"):
+        vault.add_aliases("npm", ["paket yöneticisi"])
+    vault.forget("pnpm", reason="test")
+    with pytest.raises(HafizaError, match="pnpm is archived"):
+        vault.add_aliases("pnpm", ["paket yöneticisi"])
+    with pytest.raises(MemoryNotFound):
+        vault.add_aliases("yarn", ["paket yöneticisi"])

@@ -13,9 +13,13 @@ from .files import atomic_write
 from .lock import DEFAULT_TIMEOUT, locked
 from .model import Memory
 from .paths import MEMORIES, SIDECAR, is_vault
+from .text import fold
 
 GITIGNORE = f"{SIDECAR}/\n"
 FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is this old
+# Aliases are searched and embedded with the memory, and weighed on every prompt: a few short phrases.
+MAX_ALIASES = 16
+MAX_ALIAS_CHARS = 100
 
 
 def _text(value, what: str, numbers: bool = True) -> str | None:
@@ -35,6 +39,35 @@ def _strings(value, what: str) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [_text(v, what) for v in value if v is not None]
     raise HafizaError(f"{what}: expected a string or a list of strings, got {value!r}", field=what)
+
+
+def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
+    """(all aliases, the new ones among them): spacing collapsed, empty ones dropped, and a phrase
+    already there skipped, compared as search compares words ("İzmir" = "izmir", "şifre" = "sifre").
+    Raises HafizaError past MAX_ALIASES or MAX_ALIAS_CHARS."""
+    kept: list[str] = []
+    seen: set[str] = set()
+
+    def take(phrases) -> list[str]:
+        taken = []
+        for phrase in phrases:
+            phrase = " ".join(phrase.split())
+            if not phrase or fold(phrase) in seen:
+                continue
+            if len(phrase) > MAX_ALIAS_CHARS:
+                raise HafizaError(f"alias {phrase[:40]!r}... has {len(phrase)} characters; at most "
+                                  f"{MAX_ALIAS_CHARS} (an alias is a short phrase someone would type)",
+                                  field="aliases")
+            seen.add(fold(phrase))
+            taken.append(phrase)
+        kept.extend(taken)
+        return taken
+
+    take(existing)
+    added = take(new)
+    if len(kept) > MAX_ALIASES:
+        raise HafizaError(f"that makes {len(kept)} aliases; at most {MAX_ALIASES} per memory", field="aliases")
+    return kept, added
 
 
 class Vault:
@@ -189,7 +222,7 @@ class Vault:
         # Input may come from JSONL, markdown headers or MCP: a number is text, a lone string a list.
         text, title = _text(text, "text"), _text(title, "title")
         type, scope, id = (_text(v, k, numbers=False) for k, v in (("type", type), ("scope", scope), ("id", id)))
-        tags, aliases = _strings(tags, "tags"), _strings(aliases, "aliases")
+        tags, aliases = _strings(tags, "tags"), _merge_aliases((), _strings(aliases, "aliases"))[0]
         supersedes = _strings(supersedes, "supersedes")
         text = (text or "").strip()
         if not text:
@@ -263,25 +296,24 @@ class Vault:
         return memory
 
     def add_aliases(self, memory_id: str, aliases, reason: str | None = None) -> tuple[Memory, list[str]]:
-        """Add phrases people may type for this memory; (memory, the ones that were new).
+        """Add phrases people may type for an active memory; (memory, the ones that were new).
 
-        Phrases it already has (ignoring case and spacing) are skipped; when none
+        Phrases it already has are skipped (see `_merge_aliases`); when none
         is new nothing is written or committed.
         """
-        phrases = [" ".join(a.split()) for a in _strings(aliases, "aliases")]
-        phrases = [a for a in phrases if a]
-        if not phrases:
+        phrases = _strings(aliases, "aliases")
+        if not any(p.strip() for p in phrases):
             raise HafizaError("give at least one alias", field="aliases")
         secrets.check(" ".join(phrases), "aliases")
         with self.transaction():
             memory = self.get(memory_id)
-            seen, added = {a.lower() for a in memory.aliases}, []
-            for phrase in phrases:
-                if phrase.lower() not in seen:
-                    seen.add(phrase.lower())
-                    added.append(phrase)
+            if memory.status != "active":
+                later = f" by {memory.superseded_by}" if memory.superseded_by else ""
+                raise HafizaError(f"{memory.id} is {memory.status}{later} and out of recall; add aliases to an "
+                                  "active memory", field="id")
+            merged, added = _merge_aliases(memory.aliases, phrases)
             if added:
-                memory = memory.evolve(aliases=[*memory.aliases, *added], updated=dt.date.today())
+                memory = memory.evolve(aliases=merged, updated=dt.date.today())
                 path = self.write_file(memory)
                 self.commit([path], f"alias {memory.id}", "alias", reason)
         return memory, added

@@ -78,7 +78,8 @@ def check_aliases(by_id, prompts, errors):
             errors.append(f"aliases.jsonl: unknown memory id {mid}")
         elif mid in agent:
             errors.append(f"aliases.jsonl: {mid} twice")
-        elif not (isinstance(phrases, list) and 3 <= len(phrases) <= 8 and all(isinstance(a, str) and a.strip() for a in phrases)):
+        elif not (isinstance(phrases, list) and 3 <= len(phrases) <= 8
+                  and all(isinstance(a, str) and a.strip() for a in phrases)):
             errors.append(f"aliases.jsonl: {mid}: expected 3-8 phrases")
         elif SECRET_RE.search(" ".join(phrases)):
             errors.append(f"aliases.jsonl: {mid}: looks like it contains a secret")
@@ -185,7 +186,8 @@ def main():
     if len(sharing_ids) * 2 > n_cross:
         errors.append(f"cross-language: {len(sharing_ids)}/{n_cross} share a term with the memory (max half)")
 
-    agent = check_aliases(by_id, [p for _, p in prompts] + [p for _, p in load("heldout.jsonl")], errors)
+    heldout = load("heldout.jsonl") if (HERE / "heldout.jsonl").exists() else []
+    agent = check_aliases(by_id, [p for _, p in prompts + heldout], errors)
 
     # ---- report ----
     mtype = collections.Counter(m["type"] for m in by_id.values())
