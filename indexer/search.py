@@ -13,7 +13,7 @@ from hafiza.vault import usage
 
 from . import rank
 from .text import terms
-from .schema import ALIAS_SEPARATOR, FIELD_BOOSTS
+from .schema import FIELD_BOOSTS
 from .stopwords import informative
 
 TEXT_FIELDS = tuple(f for f in FIELD_BOOSTS if f != "aliases")
