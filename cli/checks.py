@@ -64,8 +64,9 @@ def check_aliases(vault) -> Check:
     """How many active memories have aliases: without them a prompt worded differently finds less."""
     from hafiza.indexer.index import Index
 
-    docs = Index(vault.root, notice=lambda _: None).documents(status="active")
-    bare = sum(1 for d in docs if not d.get("aliases"))
+    index = Index(vault.root, notice=lambda _: None)
+    docs = index.documents(status="active")
+    bare = len(index.documents(status="active", without_aliases=True))
     if not docs:
         return Check("aliases", "ok", "no active memories")
     if not bare:

@@ -119,9 +119,7 @@ def _documents(vault, **which):
 @click.pass_context
 def list_(ctx, type_, status, scope, without_aliases, as_json):
     """List memories."""
-    docs = _documents(open_vault(ctx), type=type_, status=status, scope=scope)
-    if without_aliases:
-        docs = [d for d in docs if not d.get("aliases")]
+    docs = _documents(open_vault(ctx), type=type_, status=status, scope=scope, without_aliases=without_aliases)
     if as_json:
         emit([{k: d.get(k) for k in ("id", "title", "type", "scope", "status", "created", "path")} for d in docs])
         return

@@ -40,7 +40,7 @@ repository of markdown notes: every write is a commit the user can review and re
   decisions, call `recall` with the subject in a few words.
 - When the user states a standing rule, a preference, a fact about themselves or the project,
   or a lesson learned, call `remember`. If it replaces something recalled earlier, pass that
-  memory's id in `supersedes`, and give `aliases`: how someone would ask for it in other
+  memory's id in `supersedes`. Give `aliases` too: how someone would ask for it in other
   words and in the other language (Turkish/English), so later prompts find it.
 - When a recalled memory actually helped, call `mark_used` with its id.
 - Never store secrets (passwords, API keys, tokens): say where the secret lives instead.
@@ -368,9 +368,7 @@ class Memories:
         something by subject, use `recall`)."""
         with tool_errors():
             wanted = self._scope(scope) if scope and scope != "all" else None
-            docs = self._documents(type=type, status=status, scope=wanted)
-        if without_aliases:
-            docs = [d for d in docs if not d.get("aliases")]
+            docs = self._documents(type=type, status=status, scope=wanted, without_aliases=without_aliases)
         docs.sort(key=lambda d: (d.get("updated") or d["created"], d["id"]), reverse=True)
         return ListResult(total=len(docs), memories=[
             MemoryRef(id=d["id"], title=d["title"], type=d["type"], scope=d["scope"], status=d["status"],

@@ -258,12 +258,13 @@ class Index:
         os.replace(fresh, self.dir)
         shutil.rmtree(old, ignore_errors=True)
 
-    def documents(self, type: str | None = None, status: str = "all", scope: str | None = None) -> list[dict]:
-        """Stored fields of every memory (or those of one type, status and scope), by id."""
+    def documents(self, type: str | None = None, status: str = "all", scope: str | None = None,
+                  without_aliases: bool = False) -> list[dict]:
+        """Stored fields of every memory (or those of one type, status and scope, or without aliases), by id."""
         with self.open().searcher() as searcher:
             docs = [d for d in searcher.all_stored_fields()
                     if (not type or d["type"] == type) and (status == "all" or d["status"] == status)
-                    and (not scope or d["scope"] == scope)]
+                    and (not scope or d["scope"] == scope) and not (without_aliases and d.get("aliases"))]
         return sorted(docs, key=lambda d: d["id"])
 
     def errors(self) -> dict[str, str]:

@@ -24,6 +24,7 @@ from hafiza.vault import usage
 from . import rank
 from .config import embedder_choice
 from .index import Index
+from .schema import FIELD_BOOSTS
 from .search import GATHER, Hit, View, factors, keyword_channel, query_terms, to_hit, visible
 
 MODES = ("keyword", "meaning", "hybrid")
@@ -257,7 +258,7 @@ def _head_and_tail(text: str, limit: int) -> str:
 
 def _df(reader, word: str) -> int:
     """Documents holding `word` in any field (the most of any one field)."""
-    return max(reader.doc_frequency(f, word) for f in ("title", "aliases", "tags", "body"))
+    return max(reader.doc_frequency(f, word) for f in FIELD_BOOSTS)
 
 
 def _idf_of(n: int, df: int) -> float:

@@ -44,8 +44,8 @@ def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False) -
         store.load(embedder.name, embedder.version, embedder.dim)
     items = []
     for doc in index.documents():
-        texts = embedding_texts(doc["title"], _split(doc.get("aliases"), ALIAS_SEPARATOR), _split(doc.get("tags"), ","),
-                                doc.get("snippet") or "")
+        aliases, tags = _split(doc.get("aliases"), ALIAS_SEPARATOR), _split(doc.get("tags"), ",")
+        texts = embedding_texts(doc["title"], aliases, tags, doc.get("snippet") or "")
         items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
     bar = (lambda done, total: progress(done, total, "embedding")) if progress else None
     return store.sync(embedder, items, bar)

@@ -187,10 +187,10 @@ def keyword_channel(view: View, words, *, also=(), asked=None, project=None, all
         matched = {w: 1.0 for i, w in enumerate(words) if holds[docnum] >> i & 1}
         alias_only = [w for i, w in enumerate(words) if in_aliases.get(docnum, 0) >> i & 1
                       and not _holds(view, w, docnum, TEXT_FIELDS)]
-        for w in also:
-            if w not in matched and _holds(view, w, docnum, TEXT_FIELDS):
+        for w in (w for w in also if w not in matched):
+            if _holds(view, w, docnum, TEXT_FIELDS):
                 matched[w] = 1.0
-            elif w not in matched and _holds(view, w, docnum, ("aliases",)):
+            elif _holds(view, w, docnum, ("aliases",)):
                 alias_only.append(w)
         if alias_only:
             weights = alias_weights(view.alias_terms(docnum), asked)

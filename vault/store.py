@@ -52,13 +52,14 @@ def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
         taken = []
         for phrase in phrases:
             phrase = " ".join(phrase.split())
-            if not phrase or fold(phrase) in seen:
+            key = fold(phrase)
+            if not phrase or key in seen:
                 continue
             if len(phrase) > MAX_ALIAS_CHARS:
                 raise HafizaError(f"alias {phrase[:40]!r}... has {len(phrase)} characters; at most "
                                   f"{MAX_ALIAS_CHARS} (an alias is a short phrase someone would type)",
                                   field="aliases")
-            seen.add(fold(phrase))
+            seen.add(key)
             taken.append(phrase)
         kept.extend(taken)
         return taken
