@@ -36,7 +36,8 @@ def reindex(ctx):
 @click.option("--json", "as_json", is_flag=True, help="JSON report.")
 @click.pass_context
 def doctor(ctx, as_json):
-    """Check the vault: index against files, unparsable files, lock state, git state."""
+    """Check the vault: index against files, unparsable files, vectors, lock, git state, pending usage,
+    memories without aliases, Claude Code's MEMORY.md load cliff."""
     from hafiza.cli.checks import run_checks
 
     checks = run_checks(open_vault(ctx))
