@@ -53,11 +53,15 @@ def check_vectors(vault) -> Check:
     if not store.load(embedder.name, embedder.version, embedder.dim):
         return Check("vectors", "warn", f"no usable {embedder.name} {embedder.version} vectors (missing, of an "
                      "earlier hafiza or another embedder): recall is keyword-only until `hafiza reindex`")
-    count = Index(vault.root, notice=lambda _: None).doc_count()
-    if len(store) < count:
-        return Check("vectors", "warn", f"{len(store)} of {count} memories embedded; the rest are found by "
-                     "keywords only until the next write or `hafiza reindex`")
-    return Check("vectors", "ok", f"{len(store)} memories embedded by {embedder.name} {embedder.version}")
+    from hafiza.indexer.refresh import embedding_items
+
+    items = embedding_items(Index(vault.root, notice=lambda _: None))
+    stale = store.stale(items)
+    if stale:
+        return Check("vectors", "warn", f"{len(stale)} of {len(items)} memories are new or changed since they were "
+                     "embedded (edited by hand?); their meaning search is off or out of date until the next "
+                     "write, the warm process's next pass (up to 50), or `hafiza reindex`")
+    return Check("vectors", "ok", f"{len(items)} memories embedded by {embedder.name} {embedder.version}")
 
 
 def check_aliases(vault) -> Check:

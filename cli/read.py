@@ -18,7 +18,7 @@ def _scope_options(f):
 
 @cli.command()
 @click.argument("query", required=False)
-@click.option("-n", "--limit", default=5, show_default=True, help="How many results.")
+@click.option("-n", "--limit", default=5, show_default=True, type=click.IntRange(min=1), help="How many results.")
 @click.option("--mode", type=click.Choice(["keyword", "meaning", "hybrid"]), default=None,
               help="Channels to use (default: hybrid when an embedder is available, else keyword).")
 @_scope_options
@@ -27,7 +27,9 @@ def _scope_options(f):
 @click.option("--floor", "use_floor", is_flag=True,
               help="Only what the hooks would inject: the relevance floor that keeps chitchat silent.")
 @click.option("--json", "as_json", is_flag=True, help="JSON with id, title, type, score, status, path.")
-@click.option("--batch", type=click.File("r"), help='JSON lines {"id", "query"} in; one JSON line per query out.')
+@click.option("--batch", type=click.File("rb"),
+              help='JSON lines {"id", "query"} in (- for stdin); one JSON line per query out, '
+                   '{"line", "error"} for a line that is not one.')
 @click.pass_context
 def search(ctx, query, limit, mode, project, all_scopes, include_inactive, explain, use_floor, as_json, batch):
     """Search the vault for QUERY (hybrid when the meaning channel is on, else keywords).
@@ -47,6 +49,9 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
         from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
 
         recall, mode = open_recall(root, mode)
+        if mode not in recall.modes:
+            raise click.UsageError(f"--mode {mode} needs the meaning channel, which is off here "
+                                   "(HAFIZA_EMBEDDER=none); use --mode keyword")
         options.update(mode=mode, floor=FLOOR if use_floor else SEARCH_FLOOR)
         if batch is not None:
             _batch(recall, batch, options, explain)
@@ -75,18 +80,46 @@ def _search_warm(root, query, mode, options, use_floor):
 
 
 def _batch(recall, lines, options, explain) -> None:
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            query = item["query"]
-        except (ValueError, KeyError, TypeError):
-            click.echo(json.dumps({"line": n, "error": 'expected {"id", "query"}'}))
-            continue
-        hits = recall.search(query, sync=n == 1, **options)
-        click.echo(json.dumps({"id": item.get("id"), "results": [h.to_json(explain) for h in hits]},
-                              ensure_ascii=False))
+    """One JSON line out per line in; a line that is not {"id", "query"} gets an error line, and the
+    rest go on."""
+    for n, raw in enumerate(lines, 1):
+        item, error = _batch_item(raw, first=n == 1)
+        if item is None and error is None:
+            continue  # a blank line
+        if error is None:
+            hits = recall.search(item["query"], sync=n == 1, **options)
+            out = {"id": item.get("id"), "results": [h.to_json(explain) for h in hits]}
+        else:
+            out = {"line": n, **({"id": item["id"]} if item and "id" in item else {}), "error": error}
+        click.echo(_json_line(out))
+
+
+def _batch_item(raw: bytes, first: bool) -> tuple[dict | None, str | None]:
+    """(item, None), (None, None) for a blank line, or (item or None, what is wrong with it)."""
+    try:
+        line = raw.decode("utf-8-sig" if first else "utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 (byte {exc.start})"
+    if not line.strip():
+        return None, None
+    try:
+        item = json.loads(line)
+    except ValueError as exc:
+        return None, f"not JSON: {exc}"
+    if not isinstance(item, dict):
+        return None, 'expected an object {"id", "query"}'
+    if not isinstance(item.get("query"), str):
+        return item, '"query" must be a string'
+    return item, None
+
+
+def _json_line(data: dict) -> str:
+    text = json.dumps(data, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a "\ud83d" escape: keep it escaped
+        text = json.dumps(data)
+    return text
 
 
 @cli.command()

@@ -25,6 +25,7 @@ from .wire import run_dir, socket_path
 IDLE_SECONDS = 30 * 60
 MAX_RSS_MB = 768   # a bound, not a budget: the model is ~30 MB mapped, 5,000 vectors ~10 MB
 TICK = 2.0          # how often an idle process looks at the clock
+WARM_EMBED_LIMIT = 50  # memories the warm process embeds after hand edits (~0.4 s with USE)
 FULL_SYNC = 5.0     # how often an idle process scans every file for in-place hand edits (~90 ms at 20,000)
 # A process that prompts keep busy scans after answering, where a scan delays whichever prompt comes
 # next: at most this share of its time (every 5 s at 5,000 memories, every ~18 s at 20,000).
@@ -113,9 +114,19 @@ def serve(root: Path) -> int:
 
 
 def full_sync(recall) -> float:
-    """Sync the index with every file (not only what the folder's mtime shows); its cost in seconds."""
+    """Sync the index with every file (not only what the folder's mtime shows), and embed what an
+    editor changed since; its cost in seconds."""
     started = time.monotonic()
     recall.index.sync()
+    if recall.embedder is not None:
+        generation = recall.index.open(quick=True).latest_generation()
+        if generation != recall.embedded_generation:
+            from hafiza.indexer.refresh import sync_vectors
+
+            # A few hand edits are embedded here; a whole vault (a new model) waits for `reindex`,
+            # which doctor asks for, rather than holding every hook for minutes.
+            sync_vectors(recall.index, recall.embedder, limit=WARM_EMBED_LIMIT)
+            recall.embedded_generation = generation
     return time.monotonic() - started
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .vectors import DAMAGE
+
 DATA = Path(__file__).parent / "data" / "background.txt"
 CACHE = "background.npy"
 
@@ -34,12 +36,13 @@ def vectors(embedder, sidecar: Path) -> np.ndarray:
     key = f"{embedder.name} {embedder.version} {embedder.dim} {content_hash(chr(10).join(texts))}"
     path, meta = sidecar / CACHE, sidecar / (CACHE + ".json")
     try:
-        if json.loads(meta.read_text()).get("key") == key:
-            matrix = np.load(path)
-            if matrix.shape == (len(texts), embedder.dim):
+        stored = json.loads(meta.read_text())
+        if isinstance(stored, dict) and stored.get("key") == key:
+            matrix = np.load(path, allow_pickle=False)
+            if matrix.shape == (len(texts), embedder.dim) and matrix.dtype == np.float32:
                 return matrix
-    except (OSError, ValueError):
-        pass
+    except DAMAGE:
+        pass  # missing or damaged: embed them again
     matrix = np.asarray(embedder.embed(texts), dtype=np.float32)
     sidecar.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{CACHE}.{os.getpid()}.npy")

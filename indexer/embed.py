@@ -48,6 +48,8 @@ if "numpy" not in sys.modules:
 
 import numpy as np  # noqa: E402  (after the thread cap above)
 
+from hafiza.vault.text import fold  # noqa: E402
+
 log = logging.getLogger(__name__)
 
 
@@ -92,14 +94,7 @@ def default_embedder() -> Embedder | None:
 
 # İ/I/ı are mapped before lower(), which would turn İ into i + U+0307; the
 # remaining Turkish letters (and the circumflexed vowels) fold after it.
-_FOLD_UPPER = str.maketrans({"İ": "i", "I": "i", "ı": "i", "\u0307": ""})
-_FOLD_LOWER = str.maketrans("şğçöüâîû", "sgcouaiu")
 _TOKEN = re.compile(r"[^\W_]+")
-
-
-def fold(text: str) -> str:
-    """Lower-case `text` the Turkish-aware way and drop Turkish diacritics."""
-    return text.translate(_FOLD_UPPER).lower().translate(_FOLD_LOWER)
 
 
 def hash_features(text: str) -> list[str]:
@@ -128,7 +123,7 @@ class HashEmbedder:
     """
 
     name = "hash"
-    version = "1"  # bump when the features or weights change
+    version = "2"  # bump when the features or weights change (2: the keyword side's NFC fold)
 
     def __init__(self, dim: int = 256):
         self.dim = dim
@@ -185,7 +180,9 @@ class USEEmbedder:
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)
         self.load()
-        return np.ascontiguousarray(self._backend.encode(list(texts)), dtype=np.float32)
+        # The tokenizer encodes to UTF-8: a lone surrogate (from a broken paste) would raise.
+        clean = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+        return np.ascontiguousarray(self._backend.encode(clean), dtype=np.float32)
 
 
 def cache_root() -> Path:

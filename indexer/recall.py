@@ -34,6 +34,8 @@ CONTEXT_BOOST = 0.3   # terms from recent turns sharpen the ranking but never su
 MAX_TERMS = 16
 MAX_CONTEXT_TERMS = 8
 MAX_EMBED_CHARS = 1000
+# Every distinct word costs an IDF lookup before the rarest are chosen: a 1.2 MB paste took 3.2 s.
+MAX_QUERY_CHARS = 8000
 COMMON = 0.2
 
 
@@ -67,6 +69,7 @@ class Recall:
         self._vectors_stamp = None
         self._background = None
         self.quick_sync = False  # the warm process sets this and runs full syncs when idle
+        self.embedded_generation = None  # the index generation the warm process last embedded for
         self._pending = usage.PendingReader(self.index.sidecar)
 
     @property
@@ -86,6 +89,9 @@ class Recall:
             e = self.embedder
             self._vectors = store if store.load(e.name, e.version, e.dim) else None
             self._vectors_stamp = stamp
+            if self._vectors is None:
+                self.index.notice(f"the vectors are damaged or not made by {e.name} {e.version}: search is "
+                                  "keyword-only until the next write or `hafiza reindex`")
         return self._vectors
 
     def search(self, query: str, *, limit: int = 10, mode: str = "keyword", project: str | None = None,
@@ -111,8 +117,8 @@ class Recall:
     def _search(self, query, limit, mode, project, all_scopes, include_inactive, today, sync, floor,
                 exclude, context) -> list[Hit]:
         view = self.view(sync)
-        words = query_terms(query)
-        extra = [w for w in query_terms(context) if w not in words] if context else []
+        words = query_terms(_head_and_tail(query, MAX_QUERY_CHARS))
+        extra = [w for w in query_terms(_head_and_tail(context, MAX_QUERY_CHARS)) if w not in words] if context else []
         scope = dict(project=project, all_scopes=all_scopes, include_inactive=include_inactive)
         cands: dict[str, dict] = {}
         if mode != "meaning" and words:
@@ -145,9 +151,15 @@ class Recall:
         n = view.reader.doc_count()
         idf = {w: _idf_of(n, _df(view.reader, w)) for w in dict.fromkeys(words + extra)}  # each looked up once
         asked = words  # all of them: an alias phrase is covered by what the prompt says, rare or not
-        words = _rarest(_uncommon(words, idf, n), idf, MAX_TERMS)
-        extra = _rarest(_uncommon(extra, idf, n), idf, MAX_CONTEXT_TERMS)
-        total = sum(idf[w] for w in words) or 1.0
+        words = _uncommon(words, idf, n)
+        total = sum(idf[w] for w in _rarest(words, idf, MAX_TERMS)) or 1.0  # what the prompt is most about
+        # A word no memory holds matches nothing: pasted ids or log tokens, rarest of all, must not
+        # take the places of the words that can match.
+        absent = _idf_of(n, 0)
+        words = _rarest([w for w in words if idf[w] < absent], idf, MAX_TERMS)
+        extra = _rarest([w for w in _uncommon(extra, idf, n) if idf[w] < absent], idf, MAX_CONTEXT_TERMS)
+        if not words:
+            return
         rarest = _idf_of(n, 1)
         found = keyword_channel(view, words, also=extra, asked=asked, **scope)
         if extra:
@@ -159,9 +171,11 @@ class Recall:
 
     def _meaning(self, view, query, scope, cands) -> None:
         store = self.vectors()
-        if store is None or not len(store):
+        if store is None or not len(store) or not query.strip():
             return
         qvec = self.embedder.embed([_head_and_tail(query, MAX_EMBED_CHARS)])[0]
+        if not qvec.any():
+            return  # nothing to embed (the hash embedder on punctuation): every cosine would tie at 0
         if self._background is None:
             from .background import vectors
 
@@ -169,17 +183,25 @@ class Recall:
         background = float((self._background @ qvec).max())
         for entry in cands.values():
             entry["background"] = background
-        position = 0
-        for mem_id, cosine in store.search(qvec, GATHER * 3):
-            entry = cands.get(mem_id)
-            doc = entry["doc"] if entry else view.doc_by_id(mem_id)
-            if doc is None or not visible(doc, **scope):
-                continue
-            position += 1
+        for position, (mem_id, doc, cosine) in enumerate(self._nearest(store, qvec, view, scope, cands), 1):
             entry = cands.setdefault(mem_id, {"doc": doc, "background": background})
-            entry.update(meaning_rank=position, cosine=float(cosine), margin=float(cosine) - background)
-            if position >= GATHER:
-                break
+            entry.update(meaning_rank=position, cosine=cosine, margin=cosine - background)
+
+    def _nearest(self, store, qvec, view, scope, cands) -> list[tuple[str, dict, float]]:
+        """The GATHER nearest memories that are in scope, as (id, document, cosine)."""
+        k = GATHER * 3
+        while True:
+            near = []
+            for mem_id, cosine in store.search(qvec, k):
+                entry = cands.get(mem_id)
+                doc = entry["doc"] if entry else view.doc_by_id(mem_id)
+                if doc is not None and visible(doc, **scope):
+                    near.append((mem_id, doc, float(cosine)))
+                    if len(near) == GATHER:
+                        return near
+            if k >= len(store):
+                return near
+            k = len(store)  # the nearest were mostly out of scope (other projects', superseded): look at all
 
     # ---- fusion, floor, factors
 

@@ -11,6 +11,10 @@ from pathlib import Path
 from .index import Index, SyncReport
 from .schema import ALIAS_SEPARATOR
 
+VECTORS_LOCK = "vectors.lock"
+VECTORS_WANTED = "vectors.wanted"  # "sync once more": left by a writer that found the lock held
+REBUILD_WAIT = 600.0  # seconds a rebuild waits for a sync in progress (20,000 memories embed in ~5 min)
+
 
 def refresh_all(root: Path, progress=None, embedder="default", rebuild: bool = False) -> SyncReport:
     """Sync the index (incrementally, or from scratch with `rebuild`) and then the vectors."""
@@ -33,22 +37,60 @@ def rebuild_all(root: Path, progress=None, embedder="default") -> SyncReport:
     return refresh_all(root, progress, embedder, rebuild=True)
 
 
-def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False) -> tuple[int, int]:
-    """Embed what is new or changed since the last sync; returns (embedded, removed)."""
-    from hafiza.vault.model import content_hash
+def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
+                 limit: int | None = None) -> tuple[int, int]:
+    """Embed what is new or changed since the last sync; returns (embedded, removed).
+    With `limit`, does nothing when more than that many memories need embedding.
 
-    from .vectors import VectorStore, embedding_texts
+    Writers sync one at a time, each from the files as they are once it holds
+    the lock, so none saves vectors that lack another's memory. A writer that
+    finds the lock held leaves a note instead of waiting out the embedding:
+    the holder runs once more when it sees the note (a rebuild waits its turn).
+    """
+    from hafiza.vault.lock import locked, try_locked
+
+    lock, wanted = index.sidecar / VECTORS_LOCK, index.sidecar / VECTORS_WANTED
+    done = (0, 0)
+    if rebuild:
+        with locked(lock, timeout=REBUILD_WAIT, what="vector store"):
+            wanted.unlink(missing_ok=True)
+            done = _sync_vectors(index, embedder, progress, rebuild=True)
+    else:
+        index.sidecar.mkdir(parents=True, exist_ok=True)
+        wanted.touch()
+    while wanted.exists():
+        with try_locked(lock) as got:
+            if not got:
+                return done  # the holder syncs again: it finds `wanted` when it lets go
+            wanted.unlink(missing_ok=True)
+            embedded, removed = _sync_vectors(index, embedder, progress, limit=limit)
+            done = (done[0] + embedded, done[1] + removed)
+    return done
+
+
+def _sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
+                  limit: int | None = None) -> tuple[int, int]:
+    from .vectors import VectorStore
 
     store = VectorStore(index.sidecar)
     if not rebuild:
         store.load(embedder.name, embedder.version, embedder.dim)
+    bar = (lambda done, total: progress(done, total, "embedding")) if progress else None
+    return store.sync(embedder, embedding_items(index), bar, limit)  # the files as they are now, under the lock
+
+
+def embedding_items(index: Index) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(id, content hash, texts) of every memory: what its vectors are made from."""
+    from hafiza.vault.model import content_hash
+
+    from .vectors import embedding_texts
+
     items = []
     for doc in index.documents():
         aliases, tags = _split(doc.get("aliases"), ALIAS_SEPARATOR), _split(doc.get("tags"), ",")
         texts = embedding_texts(doc["title"], aliases, tags, doc.get("snippet") or "")
         items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
-    bar = (lambda done, total: progress(done, total, "embedding")) if progress else None
-    return store.sync(embedder, items, bar)
+    return items
 
 
 def _split(value: str | None, sep: str) -> list[str]:

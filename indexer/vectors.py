@@ -36,6 +36,9 @@ META = "vectors.json"
 BATCH = 32  # texts per embed() call; also how often progress is reported
 _FORMAT = 2  # 2: several rows per memory
 _READ_ATTEMPTS = 3  # a concurrent writer renames twice; a fourth mismatch is real damage
+# What a missing, truncated or foreign file raises on the way in (np.load: EOFError on an empty
+# file, ValueError on a bad header; json: ValueError). Any of them means: rebuild.
+DAMAGE = (OSError, ValueError, KeyError, TypeError, EOFError)
 
 Progress = Callable[[int, int], None]
 
@@ -87,7 +90,7 @@ class VectorStore:
                 if not _meta_matches(meta, embedder_name, version, dim):
                     return False
                 matrix = _read_rows(self.dir / VECTORS, meta["rows"], dim)
-            except (OSError, ValueError, KeyError, TypeError):
+            except DAMAGE:
                 return False  # missing or unreadable: rebuild
             if _crc(matrix) == meta["crc32"]:
                 self._set(meta["ids"], meta["hashes"], meta["counts"], matrix)
@@ -98,8 +101,13 @@ class VectorStore:
 
     # ------------------------------------------------------------------ sync
 
+    def stale(self, items: Iterable[tuple[str, str, object]]) -> list[str]:
+        """Ids of `items` (id, content_hash, ...) that have no vectors, or vectors of other content."""
+        return [id_ for id_, hash_, *_ in items
+                if id_ not in self._index or self.hashes[self._index[id_]] != hash_]
+
     def sync(self, embedder: Embedder, items: Iterable[tuple[str, str, str | Sequence[str]]],
-             progress: Progress | None = None) -> tuple[int, int]:
+             progress: Progress | None = None, limit: int | None = None) -> tuple[int, int]:
         """Make the store hold exactly `items` (id, content_hash, text or texts), and save it.
 
         Diffs against what the store holds now: call `load` first to reuse
@@ -108,7 +116,8 @@ class VectorStore:
         new or whose hash changed, drops ids not in `items`, and rewrites the
         files if anything changed. `progress(done, total)` is called after
         each batch of embeddings. Returns (embedded, removed); a changed
-        memory counts as embedded, not removed.
+        memory counts as embedded, not removed. With `limit`, more than that
+        many to embed does nothing at all (returns (0, 0)).
         """
         key = (embedder.name, embedder.version, embedder.dim)
         if self.embedder != key:  # vectors of another embedder are not comparable
@@ -119,6 +128,8 @@ class VectorStore:
                 if id_ in wanted and wanted[id_][0] == self.hashes[i]]
         kept_ids = {self.ids[i] for i in keep}
         todo = [(id_, h, t) for id_, (h, t) in wanted.items() if id_ not in kept_ids]
+        if limit is not None and len(todo) > limit:
+            return 0, 0
         removed = len(self.ids) - len(keep) - sum(1 for id_, _, _ in todo if id_ in self._index)
         if not todo and len(keep) == len(self.ids) and self._on_disk:
             return 0, 0
@@ -207,8 +218,10 @@ def _head(body: str, limit: int) -> str:
 # ---------------------------------------------------------------- helpers
 
 
-def _meta_matches(meta: dict, name: str, version: str, dim: int) -> bool:
+def _meta_matches(meta, name: str, version: str, dim: int) -> bool:
     """The json is ours, for this embedder, and internally consistent."""
+    if not isinstance(meta, dict):
+        return False
     ids, hashes, counts = meta.get("ids"), meta.get("hashes"), meta.get("counts")
     return (meta.get("format") == _FORMAT
             and (meta.get("embedder"), meta.get("version"), meta.get("dim")) == (name, version, dim)

@@ -434,6 +434,25 @@ def test_doctor_warns_when_the_vectors_are_of_an_earlier_format(listed):
     assert check["level"] == "ok"
 
 
+def test_a_hand_edit_is_embedded_by_the_warm_process_and_doctor_says_so_until_then(listed):
+    from hafiza.hooks.daemon import full_sync
+    from hafiza.indexer.embed import HashEmbedder
+    from hafiza.indexer.recall import Recall
+
+    run_cli("reindex")
+    path = listed.memories_dir / "deploy.md"
+    path.write_text(path.read_text().replace("Deploy from main.", "Avalanche risk, check the snowpack first."))
+    check = next(c for c in json.loads(run_cli("doctor", "--json", check=False).stdout) if c["name"] == "vectors")
+    assert check["level"] == "warn" and check["summary"].startswith("1 of 4 memories are new or changed")
+    recall = Recall(listed.root, HashEmbedder())
+    recall.quick_sync = True  # as the warm process runs
+    full_sync(recall)
+    check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
+    assert check["level"] == "ok"
+    hits = recall.search("snowpack avalanche", mode="meaning", all_scopes=True)
+    assert hits[0].id == "deploy" and hits[0].parts["cosine"] > 0.5
+
+
 def test_a_malformed_file_is_reported_by_doctor_and_reindex_and_the_rest_work(listed):
     broken = listed.memories_dir / "broken.md"
     broken.write_text("---\nid: broken\ntype: rule\ntitle: Broken: yes\n---\nWe use pnpm everywhere.\n")

@@ -95,6 +95,12 @@ def test_fast_load_equals_the_package(model):
     assert (np.sum(fast * plain, axis=1) >= 0.9999).all()
 
 
+def test_a_lone_surrogate_is_embedded_not_raised(model):
+    # json.loads('"\\ud83d"') makes one: a broken paste must not take the query down
+    row = model.embed(["terraform \ud83d state"])[0]
+    assert row.shape == (512,) and np.isfinite(row).all() and abs(float(row @ row) - 1) < 1e-3
+
+
 def test_turkish_is_nearer_its_translation_than_unrelated_text(model):
     tr, en, other = model.embed(["Üretime sadece main dalından dağıtım yapılır.",
                                  "We deploy to production only from the main branch.",

@@ -204,3 +204,106 @@ def test_keyword_matched_words_and_a_full_postings_cache(segmented, monkeypatch)
     monkeypatch.setattr(search, "MAX_CACHED_POSTINGS", 5)  # every new term clears the cache
     again = search.keyword_channel(search.View(view.ix), ["kafka", "nginx"], also=["redis"], all_scopes=True)
     assert again == first
+
+
+def test_a_project_full_of_near_memories_does_not_hide_a_global_one(vault):
+    # More than the meaning channel first looks at (GATHER * 3) sit in another project, all
+    # nearer the query than the one global memory this project can see.
+    from hafiza.indexer.search import GATHER
+
+    near = [{"id": f"other-{n}", "title": f"redis cache eviction policy {n}", "scope": "project:other",
+             "text": f"redis cache eviction policy note {n}"} for n in range(GATHER * 3 + 10)]
+    vault.import_many(near + [{"id": "ours", "title": "Redis evicts with allkeys-lru",
+                               "text": "Our redis cache eviction is allkeys-lru."}], source="test")
+    refresh_all(vault.root, embedder=HashEmbedder())
+    recall = Recall(vault.root, HashEmbedder())
+    hits = recall.search("redis cache eviction policy", mode="meaning", project="mine")
+    assert [h.id for h in hits] == ["ours"]
+
+
+def test_pasted_ids_no_memory_holds_do_not_crowd_out_the_subject(hybrid):
+    ids = " ".join(f"req{n:04x}ee" for n in range(20))  # rarer than any word a memory holds
+    hits = hybrid.search(f"why does the staging server port fail here: {ids}", mode="keyword", all_scopes=True)
+    assert hits and hits[0].id == "staging"
+
+
+def test_a_query_with_nothing_to_embed_finds_nothing_by_meaning(hybrid):
+    assert hybrid.search("???", mode="meaning", all_scopes=True) == []
+    assert hybrid.search("   ", mode="hybrid", all_scopes=True) == []
+
+
+@pytest.mark.parametrize("name, data", [
+    ("vectors.npy", b""), ("vectors.json", b"[1, 2]"), ("background.npy", b""), ("background.npy.json", b"[]")])
+def test_a_damaged_sidecar_file_costs_the_meaning_channel_only_until_it_is_rebuilt(hybrid, vault, name, data):
+    hybrid.search("staging server port", mode="hybrid", all_scopes=True)  # writes the background cache
+    (vault.root / ".hafiza" / name).write_bytes(data)
+    out = run_cli("search", "staging server port", "--all-scopes", "--json", env={"HAFIZA_EMBEDDER": "hash"})
+    assert json.loads(out.stdout)[0]["id"] == "staging" and "Traceback" not in out.stderr
+    run_cli("remember", "Kafka topics are created by Terraform only.", env={"HAFIZA_EMBEDDER": "hash"})
+    fresh = Recall(vault.root, HashEmbedder())
+    assert fresh.vectors() is not None and len(fresh.vectors()) == 34  # rebuilt by the write
+    assert fresh.search("staging server port", mode="meaning", all_scopes=True)[0].id == "staging"
+
+
+def test_batch_reports_each_bad_line_and_goes_on(hybrid, tmp_path):
+    batch = tmp_path / "q.jsonl"
+    lines = [b'\xef\xbb\xbf{"id": "bom", "query": "staging server port"}',  # a BOM on line 1
+             b'{"id": "null", "query": null}', b'[1, 2]', b'{"id": "bad", "query": "caf\xe9"}',
+             b'', json.dumps({"id": "a\ud83d", "query": "staging server port"}).encode(),
+             b'{"id": "last", "query": "staging server port"}']
+    batch.write_bytes(b"\n".join(lines) + b"\n")
+    out = run_cli("search", "--batch", str(batch), "--all-scopes", env={"HAFIZA_EMBEDDER": "hash"})
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r.get("id") for r in rows] == ["bom", "null", None, None, "a\ud83d", "last"]
+    assert rows[0]["results"][0]["id"] == "staging" and rows[-1]["results"][0]["id"] == "staging"
+    assert [r["line"] for r in rows if "error" in r] == [2, 3, 4]
+    assert "string" in rows[1]["error"] and "UTF-8" in rows[3]["error"]
+
+
+def test_meaning_mode_without_an_embedder_is_a_usage_error(hybrid):
+    out = run_cli("search", "--mode", "meaning", "staging", env={"HAFIZA_EMBEDDER": "none"}, check=False)
+    assert out.returncode == 2 and "--mode keyword" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_write_during_another_writers_embedding_is_not_lost(vault):
+    # Writer A embeds slowly; writer B saves memory Y meanwhile. A's vectors, read from the files
+    # before Y existed, must not be the last word: Y ends up embedded without B waiting for A.
+    import threading
+
+    from hafiza.indexer.index import Index
+    from hafiza.indexer.refresh import sync_vectors
+    from hafiza.indexer.vectors import VectorStore
+
+    class Slow(HashEmbedder):
+        def __init__(self):
+            super().__init__()
+            self.started, self.go = threading.Event(), threading.Event()
+
+        def embed(self, texts):
+            self.started.set()
+            self.go.wait(10)
+            return super().embed(texts)
+
+    vault.remember("Memory X: kafka topics come from terraform.", id="x")
+    slow = Slow()
+    a = threading.Thread(target=sync_vectors, args=(Index(vault.root), slow))
+    a.start()
+    assert slow.started.wait(10)
+    vault.remember("Memory Y: redis evicts with allkeys-lru.", id="y")
+    assert sync_vectors(Index(vault.root), HashEmbedder()) == (0, 0)  # A holds the store: B leaves a note
+    slow.go.set()
+    a.join(10)
+    store = VectorStore(vault.root / ".hafiza")
+    assert store.load(slow.name, slow.version, slow.dim) and sorted(store.ids) == ["x", "y"]
+
+
+def test_vectors_of_another_embedder_are_not_used_and_search_says_so(hybrid, vault):
+    meta = vault.root / ".hafiza" / "vectors.json"
+    meta.write_text(meta.read_text().replace(f'"version": "{HashEmbedder.version}"', '"version": "0"'))
+    out = run_cli("search", "staging server port", "--mode", "meaning", "--all-scopes",
+                  env={"HAFIZA_EMBEDDER": "hash"})
+    assert "no memories match" in out.stdout and "hafiza reindex" in out.stderr
+    run_cli("reindex", env={"HAFIZA_EMBEDDER": "hash"})
+    out = run_cli("search", "staging server port", "--mode", "meaning", "--all-scopes",
+                  env={"HAFIZA_EMBEDDER": "hash"})
+    assert "staging" in out.stdout and not out.stderr

@@ -113,6 +113,20 @@ def test_damaged_json_is_rebuilt(tmp_path):
     assert not VectorStore(tmp_path).load(embedder.name, embedder.version, embedder.dim)
 
 
+@pytest.mark.parametrize("damage", [
+    {VECTORS: b""},                    # np.load raises EOFError on an empty file
+    {META: b"[1, 2]"},                 # valid JSON, but not our object
+    {META: b'"vectors"'},
+])
+def test_any_damaged_file_loads_empty(tmp_path, damage):
+    embedder = CountingEmbedder()
+    VectorStore(tmp_path).sync(embedder, items())
+    for name, data in damage.items():
+        (tmp_path / name).write_bytes(data)
+    store = VectorStore(tmp_path)
+    assert not store.load(embedder.name, embedder.version, embedder.dim) and len(store) == 0
+
+
 def test_rows_from_another_write_are_not_trusted(tmp_path):
     # A crash between the two renames leaves new rows beside the old json.
     embedder = CountingEmbedder()
