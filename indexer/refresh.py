@@ -86,12 +86,11 @@ def embedding_items(index: Index) -> list[tuple[str, str, tuple[str, ...]]]:
     from .vectors import embedding_texts
 
     items = []
-    with index.open().searcher() as searcher:  # one stored document at a time: the warm process runs this
-        for doc in searcher.all_stored_fields():
-            aliases, tags = _split(doc.get("aliases"), ALIAS_SEPARATOR), _split(doc.get("tags"), ",")
-            texts = embedding_texts(doc["title"], aliases, tags, doc.get("snippet") or "")
-            items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
-    return sorted(items)
+    for doc in index.documents():
+        aliases, tags = _split(doc.get("aliases"), ALIAS_SEPARATOR), _split(doc.get("tags"), ",")
+        texts = embedding_texts(doc["title"], aliases, tags, doc.get("snippet") or "")
+        items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
+    return items
 
 
 def _split(value: str | None, sep: str) -> list[str]:

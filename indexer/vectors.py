@@ -124,10 +124,9 @@ class VectorStore:
             self._clear(*key)
         wanted = {id_: (hash_, [texts] if isinstance(texts, str) else list(texts))
                   for id_, hash_, texts in items}
-        keep = [i for i, id_ in enumerate(self.ids)
-                if id_ in wanted and wanted[id_][0] == self.hashes[i]]
-        kept_ids = {self.ids[i] for i in keep}
-        todo = [(id_, h, t) for id_, (h, t) in wanted.items() if id_ not in kept_ids]
+        stale = set(self.stale((id_, h) for id_, (h, _) in wanted.items()))
+        keep = [i for i, id_ in enumerate(self.ids) if id_ in wanted and id_ not in stale]
+        todo = [(id_, h, t) for id_, (h, t) in wanted.items() if id_ in stale]
         if limit is not None and len(todo) > limit:
             return 0, 0
         removed = len(self.ids) - len(keep) - sum(1 for id_, _, _ in todo if id_ in self._index)
