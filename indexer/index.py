@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from hafiza.vault.files import atomic_write
@@ -261,11 +262,15 @@ class Index:
     def documents(self, type: str | None = None, status: str = "all", scope: str | None = None,
                   without_aliases: bool = False) -> list[dict]:
         """Stored fields of every memory (or those of one type, status and scope, or without aliases), by id."""
-        with self.open().searcher() as searcher:
-            docs = [d for d in searcher.all_stored_fields()
-                    if (not type or d["type"] == type) and (status == "all" or d["status"] == status)
-                    and (not scope or d["scope"] == scope) and not (without_aliases and d.get("aliases"))]
+        docs = [d for d in self.stored()
+                if (not type or d["type"] == type) and (status == "all" or d["status"] == status)
+                and (not scope or d["scope"] == scope) and not (without_aliases and d.get("aliases"))]
         return sorted(docs, key=lambda d: d["id"])
+
+    def stored(self) -> Iterator[dict]:
+        """Every memory's stored fields, one at a time, in index order (synced from the files first)."""
+        with self.open().searcher() as searcher:
+            yield from searcher.all_stored_fields()
 
     def errors(self) -> dict[str, str]:
         return _errors(self._load_manifest() or {})

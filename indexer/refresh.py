@@ -86,11 +86,11 @@ def embedding_items(index: Index) -> list[tuple[str, str, tuple[str, ...]]]:
     from .vectors import embedding_texts
 
     items = []
-    for doc in index.documents():
+    for doc in index.stored():  # not documents(): a list of them all would double the peak memory
         aliases, tags = _split(doc.get("aliases"), ALIAS_SEPARATOR), _split(doc.get("tags"), ",")
         texts = embedding_texts(doc["title"], aliases, tags, doc.get("snippet") or "")
         items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
-    return items
+    return sorted(items)
 
 
 def _split(value: str | None, sep: str) -> list[str]:
