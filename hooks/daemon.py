@@ -3,8 +3,10 @@
 A fresh Python process that imports Whoosh lands near 70-80 ms per hook and
 loading the embedder costs far more (DESIGN.md), so hooks ask this process
 over a Unix socket and fall back to cold keyword recall when it is not up.
-It exits by itself when idle, when its memory grows past a bound, or when
-its vault disappears.
+It waits for the bytes of every open connection at once, each with its own
+deadline, and answers complete requests one at a time (`Loop`). It exits by
+itself when idle, when its memory grows past a bound, or when its vault
+disappears.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import fcntl
 import json
 import os
 import resource
+import selectors
 import signal
 import socket
 import sys
@@ -31,6 +34,10 @@ FULL_SYNC = 5.0     # how often an idle process scans every file for in-place ha
 # next: at most this share of its time (every 5 s at 5,000 memories, every ~18 s at 20,000).
 BUSY_SCAN_SHARE = 0.005
 REQUEST_LIMIT = 1.0  # seconds of work per request; the hook waits 1.5 s for the answer (hafiza_hook.REPLY_TIMEOUT)
+# A connection has REQUEST_LIMIT from its accept to send its whole request, then REQUEST_LIMIT of work.
+# Past this many still sending, the oldest is dropped for the newest: idle ones cannot lock out a hook.
+MAX_PENDING = 128
+SEND_LIMIT = 0.2  # a reply fits the socket's buffer at once; only a client that does not read a large one waits
 
 
 class RequestTimeout(Exception):
@@ -47,7 +54,7 @@ def serve(root: Path) -> int:
     run = run_dir(root)
     if not private_folder(run):
         return 0
-    lock_fd = os.open(run / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    lock_fd = os.open(run / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -72,45 +79,171 @@ def serve(root: Path) -> int:
     finally:
         os.umask(umask)
     server.listen(64)
-    server.settimeout(min(TICK, max(0.2, idle_seconds() / 2)))
+    server.setblocking(False)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGALRM, _expire)
     stats = {"pid": os.getpid(), "vault": str(root), "mode": mode, "started": time.time(), "served": 0}
     write_status(run, stats)
-    last = last_full = time.monotonic()
-    scan_cost = 0.0
     try:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except socket.timeout:
-                if time.monotonic() - last > idle_seconds() or not (root / ".git").exists():
-                    return 0
-                if time.monotonic() - last_full > FULL_SYNC:
-                    scan_cost = full_sync(recall)  # picks up in-place hand edits the quick check cannot see
-                    last_full = time.monotonic()
-                recall.prepare()  # a write since the last prompt: read the new generation's documents now
-                continue
-            last = time.monotonic()
-            with conn:
-                if not _own(conn):
-                    continue  # the socket is the owner's only; nobody else is answered
-                try:
-                    recall.view()  # take in a write first: under the request's time limit it could be cut short
-                except Exception:
-                    pass  # the request itself meets the problem and answers with it
-                stop = handle(conn, recall, mode, stats, answer, root)
-            stats["served"] += 1
-            if stop or rss_mb() > MAX_RSS_MB:
-                return 0
-            if time.monotonic() - last_full > max(FULL_SYNC, scan_cost / BUSY_SCAN_SHARE):  # busy: after answering
-                scan_cost = full_sync(recall)
-                last_full = time.monotonic()
+        Loop(server, recall, mode, stats, answer, root).run()
+        return 0
     finally:
         server.close()
         path.unlink(missing_ok=True)
         (run / "daemon.json").unlink(missing_ok=True)
         os.close(lock_fd)
+
+
+class Pending:
+    """A connection whose request has not all arrived: a JSON line, or a HOOK1 frame until the client
+    shuts its side."""
+
+    __slots__ = ("conn", "deadline", "chunks", "size", "line")
+
+    def __init__(self, conn, deadline: float):
+        self.conn, self.deadline = conn, deadline
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.line: bool | None = None  # a JSON line rather than a HOOK1 frame; known from the first byte
+
+    def receive(self) -> bool:
+        """Take every byte that has arrived; True once the request is complete (OSError: the peer broke off)."""
+        while True:
+            try:
+                chunk = self.conn.recv(65536)
+            except BlockingIOError:
+                return False
+            if not chunk:
+                return True
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+            if self.line is None:
+                self.line = not chunk.startswith(MAGIC[:1])
+            if (self.line and b"\n" in chunk) or self.size > MAX_STDIN + 4096:
+                return True
+
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+class Loop:
+    """Waits for the bytes of many connections at once and answers complete requests one at a time.
+
+    Only the waiting is multiplexed: the recall objects are not thread-safe,
+    and a request's work is bounded (REQUEST_LIMIT). Reading one connection
+    at a time, three idle connections held every hook for 1.0 s each, and
+    the hooks (1.5 s) answered empty (the hardening fault pass).
+    """
+
+    def __init__(self, server, recall, mode: str, stats: dict, answer, root: Path):
+        self.server, self.recall, self.mode = server, recall, mode
+        self.stats, self.answer, self.root = stats, answer, root
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(server, selectors.EVENT_READ)
+        self.pending: dict[socket.socket, Pending] = {}  # oldest first
+        self.last = self.last_full = time.monotonic()
+        self.scan_cost = 0.0
+
+    def run(self) -> None:
+        """Serve until idle, asked to stop, grown past MAX_RSS_MB, or the vault is gone."""
+        try:
+            while True:
+                events = self.selector.select(self._timeout())
+                # Deadlines are checked against the time of the select, after its events are read: a
+                # request complete by then is answered, however long the one before it took.
+                now = time.monotonic()
+                for key, _ in events:
+                    if key.fileobj is self.server:
+                        self._accept()
+                    elif key.fileobj in self.pending and self._receive(key.data) and self._answer(key.data):
+                        return
+                for request in [r for r in self.pending.values() if r.deadline <= now]:
+                    self._drop(request, f"no complete request within {REQUEST_LIMIT:.1f} s")
+                if not events and not self.pending and self._idle():
+                    return
+        finally:
+            for request in list(self.pending.values()):
+                self._drop(request)
+            self.selector.close()
+
+    def _timeout(self) -> float:
+        tick = min(TICK, max(0.2, idle_seconds() / 2))
+        if not self.pending:
+            return tick
+        soonest = min(r.deadline for r in self.pending.values())
+        return max(0.0, min(tick, soonest - time.monotonic()))
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except BlockingIOError:
+                return
+            except OSError:  # out of descriptors: make room; the rest wait in the backlog
+                if self.pending:
+                    self._drop(next(iter(self.pending.values())), "too many connections")
+                return
+            if not _own(conn):
+                conn.close()  # the socket is the owner's only; nobody else is answered
+                continue
+            if len(self.pending) >= MAX_PENDING:
+                self._drop(next(iter(self.pending.values())), "too many connections")
+            conn.setblocking(False)
+            self.last = time.monotonic()
+            request = Pending(conn, self.last + REQUEST_LIMIT)
+            self.pending[conn] = request
+            self.selector.register(conn, selectors.EVENT_READ, request)
+            self.stats["served"] += 1  # counted when taken, so one still sending shows in `status`
+
+    def _receive(self, request: Pending) -> bool:
+        """Read what `request` has sent; True, and it is no longer waited on, once it is complete."""
+        try:
+            done = request.receive()
+        except OSError:
+            self._drop(request)
+            return False
+        if done:
+            self._forget(request)
+        return done
+
+    def _answer(self, request: Pending) -> bool:
+        """Answer a complete request; True when the process should exit."""
+        with request.conn as conn:
+            try:
+                self.recall.view()  # take in a write first: under the request's time limit it could be cut short
+            except Exception:
+                pass  # the request itself meets the problem and answers with it
+            out, stop = handle(request.data(), self.recall, self.mode, self.stats, self.answer, self.root)
+            _send(conn, out, SEND_LIMIT)
+        if stop or rss_mb() > MAX_RSS_MB:
+            return True
+        if time.monotonic() - self.last_full > max(FULL_SYNC, self.scan_cost / BUSY_SCAN_SHARE):  # busy
+            self._full_sync()
+        return False
+
+    def _idle(self) -> bool:
+        """Work for a quiet moment; True when the process should exit (idle too long, vault gone)."""
+        if time.monotonic() - self.last > idle_seconds() or not (self.root / ".git").exists():
+            return True
+        if time.monotonic() - self.last_full > FULL_SYNC:
+            self._full_sync()  # picks up in-place hand edits the quick check cannot see
+        self.recall.prepare()  # a write since the last prompt: read the new generation's documents now
+        return False
+
+    def _full_sync(self) -> None:
+        self.scan_cost = full_sync(self.recall)
+        self.last_full = time.monotonic()
+
+    def _forget(self, request: Pending) -> None:
+        self.selector.unregister(request.conn)
+        del self.pending[request.conn]
+
+    def _drop(self, request: Pending, why: str | None = None) -> None:
+        """Stop waiting for `request`: tell it why if it still listens, and close it."""
+        self._forget(request)
+        with request.conn as conn:
+            if why:
+                _send(conn, _error(why), 0.0)
 
 
 def full_sync(recall) -> float:
@@ -130,39 +263,49 @@ def full_sync(recall) -> float:
     return time.monotonic() - started
 
 
-def handle(conn, recall, mode, stats, answer, root: Path) -> bool:
-    """Answer one request within REQUEST_LIMIT; True when asked to stop.
+def handle(data: bytes, recall, mode, stats, answer, root: Path) -> tuple[bytes, bool]:
+    """The reply to one complete request, worked out within REQUEST_LIMIT, and whether it asks to stop.
 
-    One process answers every hook in turn, so no request may hold it: a
-    transcript path that blocks, a stalled client. Past the limit the hook
-    gets its empty answer and the process goes on to the next.
+    Any bytes at all get a reply, an error at worst: the hardening fault pass
+    took the process down with a JSON array, parsed outside this error path.
     """
-    conn.settimeout(REQUEST_LIMIT)
-    request: dict = {}
-    signal.setitimer(signal.ITIMER_REAL, REQUEST_LIMIT)
     try:
-        data = _receive(conn)
-        if data.startswith(MAGIC):
-            out = b"OK\n" + _hook(data, recall, mode, answer, root)
-        else:
-            request = json.loads(data or b"{}")
-            if request.get("op") == "stop":
-                reply = {"stopping": True, **stats}
-            elif request.get("op") == "status":
-                vectors = recall.vectors() if recall.embedder is not None else None
-                reply = {**stats, "rss_mb": round(rss_mb(), 1), "vectors": len(vectors) if vectors is not None else 0}
-            else:
-                reply = answer(recall, request, mode)
-            out = json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n"
-    except Exception as exc:  # one bad request must not take the process down
-        out = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode("utf-8") + b"\n"
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, REQUEST_LIMIT)  # a transcript path that blocks, a slow query
+            return _work(data, recall, mode, stats, answer, root)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except Exception as exc:  # one bad request must not take the process down; by now the alarm is spent or off
+        return _error(f"{type(exc).__name__}: {exc}"), False
+
+
+def _work(data: bytes, recall, mode, stats, answer, root: Path) -> tuple[bytes, bool]:
+    if data.startswith(MAGIC):
+        return b"OK\n" + _hook(data, recall, mode, answer, root), False
+    request = json.loads(data.split(b"\n", 1)[0] or b"{}")
+    if not isinstance(request, dict):
+        raise ValueError(f"a request is a JSON object, not {type(request).__name__}")
+    op = request.get("op")
+    if op == "stop":
+        reply = {"stopping": True, **stats}
+    elif op == "status":
+        vectors = recall.vectors() if recall.embedder is not None else None
+        reply = {**stats, "rss_mb": round(rss_mb(), 1), "vectors": len(vectors) if vectors is not None else 0}
+    else:
+        reply = answer(recall, request, mode)
+    return json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n", op == "stop"
+
+
+def _error(message: str) -> bytes:
+    return json.dumps({"error": message}).encode("utf-8") + b"\n"
+
+
+def _send(conn, out: bytes, timeout: float) -> None:
     try:
+        conn.settimeout(timeout)
         conn.sendall(out)
     except OSError:
-        pass
-    return request.get("op") == "stop"
+        pass  # the client gave up or does not read: its loss
 
 
 def _own(conn) -> bool:
@@ -186,22 +329,6 @@ def private_folder(folder: Path) -> bool:
     except OSError:
         return False
     return private(folder)
-
-
-def _receive(conn) -> bytes:
-    """A JSON request (one line) or a HOOK1 request (until the client shuts its side)."""
-    chunks, size, line = [], 0, None
-    while True:
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if line is None:
-            line = not chunks[0].startswith(MAGIC[:1])
-        if (line and chunk.endswith(b"\n")) or size > MAX_STDIN + 4096:
-            break
-    return b"".join(chunks)
 
 
 def _hook(data: bytes, recall, mode, answer, root: Path) -> bytes:

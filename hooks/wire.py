@@ -73,7 +73,7 @@ def spawn(root: Path) -> bool:
 
     run = run_dir(root)
     run.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as the warm process requires (daemon.private_folder)
-    fd = os.open(run / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(run / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

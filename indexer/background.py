@@ -12,10 +12,11 @@ kept chitchat 98% silent and let 84% through.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
+
+from hafiza.vault.files import atomic_write
 
 from .vectors import DAMAGE
 
@@ -45,8 +46,6 @@ def vectors(embedder, sidecar: Path) -> np.ndarray:
         pass  # missing or damaged: embed them again
     matrix = np.asarray(embedder.embed(texts), dtype=np.float32)
     sidecar.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{CACHE}.{os.getpid()}.npy")
-    np.save(tmp, matrix)
-    os.replace(tmp, path)
-    meta.write_text(json.dumps({"key": key}))
+    atomic_write(path, lambda fh: np.save(fh, matrix), fsync=False)
+    atomic_write(meta, json.dumps({"key": key}), fsync=False)
     return matrix

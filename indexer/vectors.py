@@ -2,7 +2,7 @@
 
 Two files in the vault's `.hafiza/`:
 
-- `vectors.npy`  float32 (rows, dim), memory-mapped on load; each memory's
+- `vectors.npy`  float32 (rows, dim), read into memory on load; each memory's
   rows are adjacent;
 - `vectors.json` the embedder (name, version, dim), the row count, a CRC-32
   of the rows, and per memory its id, the content hash it was embedded from
@@ -36,8 +36,9 @@ META = "vectors.json"
 BATCH = 32  # texts per embed() call; also how often progress is reported
 _FORMAT = 2  # 2: several rows per memory
 _READ_ATTEMPTS = 3  # a concurrent writer renames twice; a fourth mismatch is real damage
-# What a missing, truncated or foreign file raises on the way in (np.load: EOFError on an empty
-# file, ValueError on a bad header; json: ValueError). Any of them means: rebuild.
+# What a missing, truncated or foreign file raises on the way in (the .npy header reader:
+# ValueError on a short file or a bad header; np.load of background.npy: EOFError on an empty
+# file; json: ValueError). Any of them means: rebuild.
 DAMAGE = (OSError, ValueError, KeyError, TypeError, EOFError)
 
 Progress = Callable[[int, int], None]
@@ -167,7 +168,7 @@ class VectorStore:
         if query.shape[0] != self.matrix.shape[1]:
             raise ValueError(f"query has dim {query.shape[0]}, store has {self.matrix.shape[1]}")
         # scoring every row takes ~0.3 ms at 5,000 rows; filtering the scores
-        # avoids copying the allowed rows out of the memory map
+        # avoids copying the allowed rows
         scores = np.maximum.reduceat(self.matrix @ query, self.starts)
         chosen = None
         if allowed is not None:
@@ -231,13 +232,27 @@ def _meta_matches(meta, name: str, version: str, dim: int) -> bool:
 
 
 def _read_rows(path: Path, rows: int, dim: int) -> np.ndarray:
-    if rows == 0:  # an empty region cannot be memory-mapped
-        matrix = np.load(path, allow_pickle=False)
-    else:
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
-    if matrix.shape != (rows, dim) or matrix.dtype != np.float32 or not matrix.flags.c_contiguous:
-        raise ValueError(f"{path.name}: shape {matrix.shape} {matrix.dtype}, expected ({rows}, {dim})")
-    return matrix
+    """The rows of `vectors.npy`, read into memory; ValueError unless it holds exactly (rows, dim) float32.
+
+    Not memory-mapped: a mapped file that someone truncates or rewrites in place kills the warm
+    process with SIGBUS on its next query (the hardening fault pass did it). Every query scores
+    every row, so a mapping saved no memory once the first query had paged them all in.
+    """
+    with open(path, "rb") as fh:
+        version = np.lib.format.read_magic(fh)
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f"{path.name}: .npy format {version} is not one hafiza writes")
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read_header(fh)
+        size = rows * dim * np.dtype(np.float32).itemsize
+        # The header and the file's size first: a header that claims more rows must not make us allocate them.
+        left = os.fstat(fh.fileno()).st_size - fh.tell()
+        if shape != (rows, dim) or dtype != np.float32 or fortran or left != size:
+            raise ValueError(f"{path.name}: shape {shape} {dtype} in {left} bytes, expected ({rows}, {dim}) float32")
+        data = fh.read(size)
+    if len(data) != size:  # cut short between the size check and the read
+        raise ValueError(f"{path.name}: {len(data)} bytes of rows, expected {size}")
+    return np.frombuffer(data, dtype=np.float32).reshape(rows, dim)
 
 
 def _crc(matrix: np.ndarray) -> int:
