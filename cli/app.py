@@ -16,7 +16,8 @@ from hafiza.vault.errors import HafizaError
 
 
 class HafizaGroup(click.Group):
-    """Turns every HafizaError into one `Error: ...` line and its exit code; no tracebacks."""
+    """Turns every HafizaError, and an OS failure such as a full disk, into one `Error: ...` line and
+    an exit code; no tracebacks."""
 
     def invoke(self, ctx):
         try:
@@ -25,6 +26,20 @@ class HafizaGroup(click.Group):
             err = click.ClickException(exc.message)
             err.exit_code = exc.exit_code
             raise err from None
+        except OSError as exc:
+            raise click.ClickException(os_message(exc)) from None
+
+
+def os_message(exc: OSError) -> str:
+    """One line for a failure of the machine rather than of the input; the library has rolled back."""
+    import errno
+
+    where = f" ({exc.filename})" if exc.filename else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk is full{where}; nothing was changed. Free some space and try again."
+    if exc.errno == errno.EROFS:
+        return f"the file system is read-only{where}; nothing was changed."
+    return f"{exc.strerror or exc}{where}; nothing was changed."
 
 
 @click.group(cls=HafizaGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,9 +59,12 @@ def vault_root(ctx) -> Path:
     from hafiza.vault.errors import VaultNotFound
     from hafiza.vault.paths import is_vault
 
+    from hafiza.vault.paths import check_sidecar
+
     root = ctx.obj
     if not is_vault(root):
         raise VaultNotFound(f"no vault at {root}; create one with `hafiza init`")
+    check_sidecar(root)
     return root
 
 
@@ -57,14 +75,29 @@ def open_vault(ctx, actor: str = "cli"):
 
 
 def emit(data) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    """Pretty JSON on stdout; bidi, zero-width and C1 characters as \\u escapes, which json.dumps leaves raw."""
+    from hafiza.vault.text import visible
+
+    click.echo(visible(json.dumps(data, ensure_ascii=False, indent=2, default=str), as_json=True))
 
 
 def refresh(vault, quiet: bool = False) -> None:
-    """Bring the index (and the vectors, where an embedder is on) up to the files after a write."""
+    """After a write has been committed: say what it noticed, and bring the index (and the vectors,
+    where an embedder is on) up to the files.
+
+    The commit is the write; the index is rebuildable. A failure here (a full disk) is a warning,
+    never an error that would invite the user to repeat a write that landed.
+    """
     from hafiza.indexer.refresh import refresh_all
 
-    refresh_all(vault.root, progress=None if quiet else progress_factory())
+    for line in getattr(vault, "warnings", ()):
+        click.echo(f"warning: {line}", err=True)
+    try:
+        refresh_all(vault.root, progress=None if quiet else progress_factory())
+    except (OSError, HafizaError) as exc:
+        why = os_message(exc) if isinstance(exc, OSError) else exc.message
+        click.echo(f"warning: the change is committed, but the index could not be updated ({why.split(';')[0]}); "
+                   "search finds it after `hafiza reindex`", err=True)
 
 
 def progress_factory():

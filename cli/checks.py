@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 
@@ -14,7 +15,8 @@ class Check:
 
 
 def run_checks(vault) -> list[Check]:
-    return [check(vault) for check in (check_files, check_index, check_vectors, check_lock, check_git, check_usage,
+    return [check(vault) for check in (check_files, check_index, check_vectors, check_lock, check_git,
+                                       check_interrupted, check_links, check_private, check_usage,
                                        check_aliases, check_claude_memory)]
 
 
@@ -89,9 +91,59 @@ def check_lock(vault) -> Check:
 
 
 def check_git(vault) -> Check:
+    lock = vault.git.stale_lock()
+    if lock is not None:
+        return Check("git", "fail", f"{lock.relative_to(vault.root)} is left by a git process that died: every "
+                     "git write fails until it goes. The next hafiza write removes it (or delete it yourself).")
     if vault.git.dirty():
         return Check("git", "warn", "uncommitted hand edits; the next hafiza change records them first")
     return Check("git", "ok", f"clean, {len(vault.git.log(None))} commits")
+
+
+def check_interrupted(vault) -> Check:
+    """A write that died (kill -9, a full disk) before its commit, and the temp files it left."""
+    from hafiza.vault.journal import Journal, orphan_temp_files
+
+    found = Journal(vault.root, vault.sidecar).read()
+    temps = orphan_temp_files(vault.root)
+    if found is None and not temps:
+        return Check("interrupted writes", "ok", "none")
+    details = [f"{len(found[1])} path(s) in the interrupted write's journal (pid {found[0].get('pid', '?')})"] \
+        if found else []
+    details += [f"temp file of a dead writer: {p.relative_to(vault.root)}" for p in temps]
+    return Check("interrupted writes", "warn", "a write was interrupted before its commit; the next hafiza write "
+                 "rolls it back (whole or absent) and removes its temp files", details)
+
+
+def check_links(vault) -> Check:
+    """Symlinks, pipes and other non-regular files in the vault: never read, indexed or committed."""
+    from hafiza.vault.files import kind
+
+    found = []
+    for folder, dirs, files in os.walk(vault.root):
+        dirs[:] = [d for d in dirs if d not in (".git", ".hafiza")]
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = os.path.join(folder, name)
+            try:
+                what = kind(os.lstat(path).st_mode)
+            except OSError:
+                continue
+            if what and what != "a folder":
+                target = f" -> {os.readlink(path)}" if os.path.islink(path) else ""
+                found.append(f"{os.path.relpath(path, vault.root)}: {what}{target}")
+    if not found:
+        return Check("links", "ok", "only regular files")
+    return Check("links", "warn", f"{len(found)} symbolic link(s) or special file(s): hafiza never reads, "
+                 "indexes or commits them; remove them or replace them with the file itself", found)
+
+
+def check_private(vault) -> Check:
+    """The vault holds what people told their agents: only its owner should read it."""
+    mode = os.stat(vault.root).st_mode & 0o777
+    if mode & 0o077:
+        return Check("permissions", "warn", f"the vault folder is {mode:o}: other users of this machine can read "
+                     f"it; `chmod 700 {vault.root}` keeps it yours")
+    return Check("permissions", "ok", f"the vault folder is {mode:o} (yours alone)")
 
 
 def check_usage(vault) -> Check:
@@ -112,7 +164,11 @@ def check_claude_memory(vault) -> Check:
         return Check("claude-code memory", "ok", "no Claude Code MEMORY.md found")
     details, over = [], 0
     for memory_dir in dirs:
-        found = cliff(memory_dir / "MEMORY.md")
+        try:
+            found = cliff(memory_dir / "MEMORY.md")
+        except OSError as exc:
+            details.append(f"{memory_dir / 'MEMORY.md'}: not read ({getattr(exc, 'reason', None) or exc})")
+            continue
         details.append(f"{found.path}: {found.lines} lines, {found.bytes} bytes "
                        f"(limit {MAX_LINES} lines / {MAX_BYTES} bytes)")
         if found.over:

@@ -4,10 +4,12 @@
 hook entry point without importing click or the command modules.
 """
 
+import os
 import sys
 
 
 def main() -> None:
+    os.umask(0o077)  # the vault and everything hafiza writes are the user's alone (README: "The vault")
     if sys.argv[1:2] == ["hook"] and "--help" not in sys.argv and "-h" not in sys.argv:
         from hafiza.hooks.entry import main as hook_main
 

@@ -7,6 +7,8 @@ from collections import Counter
 
 import click
 
+from hafiza.vault.text import inline
+
 from .app import cli, emit, open_vault, vault_root
 
 
@@ -64,7 +66,7 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
         click.echo("no memories match")
     for hit in hits:
         label = "" if hit.status == "active" else f" [{hit.status}]"
-        click.echo(f"{hit.score:8.3f}  {click.style(hit.id, bold=True)}  ({hit.type}){label}  {hit.title}")
+        click.echo(f"{hit.score:8.3f}  {click.style(hit.id, bold=True)}  ({hit.type}){label}  {inline(hit.title)}")
         if explain:
             click.echo("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))
 
@@ -129,12 +131,14 @@ def _json_line(data: dict) -> str:
 def show(ctx, memory_id, as_json):
     """Print one memory."""
     from hafiza.vault import model
+    from hafiza.vault.files import read_text
+    from hafiza.vault.text import visible
 
     memory = open_vault(ctx).get(memory_id)
     if as_json:
         emit({**model.to_metadata(memory), "body": memory.body, "path": f"memories/{memory.path.name}"})
-    else:
-        click.echo(memory.path.read_text(encoding="utf-8"), nl=False)
+    else:  # escapes (ESC, BEL, U+202E...) in the file are shown, not acted on by the terminal
+        click.echo(visible(read_text(memory.path)), nl=False)
 
 
 def _documents(vault, **which):
@@ -158,7 +162,7 @@ def list_(ctx, type_, status, scope, without_aliases, as_json):
         return
     for d in docs:
         label = "" if d["status"] == "active" else f" [{d['status']}]"
-        click.echo(f"{d['id']}  ({d['type']}, {d['scope']}){label}  {d['title']}")
+        click.echo(f"{d['id']}  ({d['type']}, {d['scope']}){label}  {inline(d['title'])}")
     if not docs:
         click.echo("no memories", err=True)
 
@@ -178,9 +182,9 @@ def log(ctx, limit, everything, as_json):
         return
     for c in commits:
         actor = c.trailers.get("Hafiza-Actor", c.author)
-        click.echo(f"{c.sha[:10]}  {c.date[:16].replace('T', ' ')}  {actor:<12} {c.subject}")
+        click.echo(f"{c.sha[:10]}  {c.date[:16].replace('T', ' ')}  {inline(actor):<12} {inline(c.subject)}")
         if c.trailers.get("Hafiza-Reason"):
-            click.echo(f"{'':30}reason: {c.trailers['Hafiza-Reason']}")
+            click.echo(f"{'':30}reason: {inline(c.trailers['Hafiza-Reason'])}")
 
 
 @cli.command()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 from pathlib import Path
 
 import click
 
-from hafiza.vault.errors import HafizaError
+from hafiza.vault.errors import HafizaError, SecretRefused
 
 from .app import cli, emit, open_vault, refresh
 
@@ -88,8 +87,10 @@ def import_(ctx, source, project, scope, skip_invalid, as_json):
 @click.pass_context
 def edit(ctx, memory_id):
     """Open a memory in $EDITOR; the result is validated and committed."""
+    from hafiza.vault.files import read_text
+
     vault = open_vault(ctx)
-    original = vault.get(memory_id).path.read_text(encoding="utf-8")
+    original = read_text(vault.get(memory_id).path)
     edited = click.edit(original, extension=".md", require_save=True)
     if edited is None or edited == original:
         click.echo("no changes")
@@ -97,10 +98,10 @@ def edit(ctx, memory_id):
     try:
         memory = vault.rewrite(memory_id, edited)
     except HafizaError as exc:
-        draft = vault.sidecar / "drafts" / f"{memory_id}-{dt.datetime.now():%Y%m%d-%H%M%S}.md"
-        draft.parent.mkdir(parents=True, exist_ok=True)
-        draft.write_text(edited, encoding="utf-8")
-        raise HafizaError(f"{exc.message} (nothing changed; your edit is saved in {draft})") from None
+        draft = vault.save_draft(memory_id, edited)
+        masked = " with the secret masked" if isinstance(exc, SecretRefused) else ""
+        exc.message = f"{exc.message} (nothing changed; your edit is saved{masked} in {draft})"
+        raise exc from None  # keeps its class and exit code
     refresh(vault, quiet=True)
     click.echo(f"edited {memory.id}")
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from hafiza.vault import usage
-from hafiza.vault.files import atomic_write
+from hafiza.vault.files import append_lines, atomic_write
 from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
 
 from . import render, session, wire
@@ -213,12 +213,11 @@ def _log(root: Path | None, line: str) -> None:
     """One line in the vault's hooks.log (or ~/.cache/hafiza/hooks.log without a vault)."""
     try:
         folder = (root / SIDECAR) if root and (root / ".git").exists() else Path.home() / ".cache" / "hafiza"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = folder / "hooks.log"
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             os.replace(path, path.with_suffix(".log.1"))
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
+        append_lines(path, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
     except OSError:
         pass
 

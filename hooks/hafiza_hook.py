@@ -158,8 +158,8 @@ def _log(root, line: str) -> None:
     import time
 
     try:
-        fd = os.open(os.path.join(os.fspath(root), ".hafiza", "hooks.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                     0o644)
+        fd = os.open(os.path.join(os.fspath(root), ".hafiza", "hooks.log"),
+                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             os.write(fd, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n".encode("utf-8", "replace"))
         finally:
@@ -174,6 +174,7 @@ def main(argv: list[str]) -> int:
     def expire(*_):
         raise TimeoutError
 
+    os.umask(0o077)  # what this hook, and the warm process it may start, write is the user's alone
     raw, out = b"", None
     try:
         try:

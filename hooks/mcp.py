@@ -24,12 +24,15 @@ from hafiza.vault import episodes, usage
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
 from hafiza.vault.paths import SIDECAR
-from hafiza.vault.store import MAX_ALIASES, Vault
+from hafiza.vault.store import (MAX_ALIASES, MAX_REASON_CHARS, MAX_SUPERSEDES, MAX_TAG_CHARS, MAX_TAGS,
+                                MAX_TEXT_CHARS, MAX_TITLE_CHARS, Vault)
+from hafiza.vault.text import inline
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the SDK turns on DNS-rebinding protection for exactly these
 DEFAULT_ACTOR = "mcp"
 MAX_LIMIT = 20
 LIST_LIMIT = 50
+MAX_QUERY_CHARS = 8_000  # as recall reads at most (indexer.recall.MAX_QUERY_CHARS)
 
 MemoryType = Literal[TYPES]  # the enum agents see in the schema
 
@@ -87,6 +90,7 @@ class MemoryRef(BaseModel):
     path: str
     supersedes: list[str] = []
     superseded_by: str | None = None
+    warnings: list[str] = Field(default=[], description="what the write noticed, e.g. a placeholder key kept")
 
 
 class MemoryDetail(MemoryRef):
@@ -211,10 +215,15 @@ class Memories:
         return Vault(self.root, actor=client_name(ctx)).require()
 
     def _refresh(self) -> None:
+        """After a committed write: the index follows. A failure here (a full disk) must not turn a
+        write that landed into a tool error an agent would retry; the next sync catches up."""
         from hafiza.indexer.refresh import refresh_all
 
         with self._lock:
-            refresh_all(self.root, embedder=self._reader().embedder)
+            try:
+                refresh_all(self.root, embedder=self._reader().embedder)
+            except (OSError, HafizaError):
+                pass
 
     def _scope(self, scope: str | None) -> str:
         """A memory's scope from what an agent says: global (default), 'project', project:<name> or <name>."""
@@ -237,7 +246,7 @@ class Memories:
     def recall(
         self,
         query: Annotated[str, Field(description="the subject in a few words, e.g. 'deploy rules billing' "
-                                                "or 'paket yöneticisi'")],
+                                                "or 'paket yöneticisi'", max_length=MAX_QUERY_CHARS)],
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="most results to return")] = 5,
         scope: Annotated[str | None, Field(description="a project name, 'global' for global memories only, "
                                                        "or 'all'; default: this project plus global")] = None,
@@ -256,25 +265,29 @@ class Memories:
             hits = self._reader().search(query, limit=limit, mode=self._mode, floor=FLOOR, **options)
         usage.append(self.root / SIDECAR, "shown", [h.id for h in hits])  # impressions, as the hooks log them
         return RecallResult(query=query, mode=self._mode, hits=[
-            RecallHit(id=h.id, title=h.title, type=h.type, status=h.status, scope=h.scope, labels=_labels(h),
-                      tags=_split(h.tags), snippet=h.snippet, score=round(h.score, 6)) for h in hits])
+            RecallHit(id=h.id, title=inline(h.title), type=h.type, status=h.status, scope=h.scope,
+                      labels=[inline(label) for label in _labels(h)], tags=_split(h.tags), snippet=inline(h.snippet),
+                      score=round(h.score, 6)) for h in hits])
 
     def remember(
         self,
         ctx: Context,
-        text: Annotated[str, Field(description="the memory in the user's words, self-contained")],
-        title: Annotated[str | None, Field(description="a short title (default: the first line)")] = None,
+        text: Annotated[str, Field(description="the memory in the user's words, self-contained",
+                                   max_length=MAX_TEXT_CHARS)],
+        title: Annotated[str | None, Field(description="a short title (default: the first line)",
+                                           max_length=MAX_TITLE_CHARS)] = None,
         type: Annotated[MemoryType, Field(description="rule: a standing instruction; preference: how the user "
                                           "likes things; lesson: what went wrong and what to do instead; "
                                           "identity: who the user is; fact: a current value of something; "
                                           "knowledge: anything else worth keeping")] = "knowledge",
-        tags: Annotated[list[str] | None, Field(description="a few topic words")] = None,
+        tags: Annotated[list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]] | None,
+                        Field(description="a few topic words", max_length=MAX_TAGS)] = None,
         aliases: Annotated[list[str] | None, Field(description=ALIASES, max_length=MAX_ALIASES)] = None,
         scope: Annotated[str | None, Field(description="'global' (default), 'project' for the current project, "
                                                        "or a project name")] = None,
         supersedes: Annotated[list[str] | None, Field(description="ids of memories this one replaces because "
                                                                   "the fact changed; they are kept as history "
-                                                                  "and leave recall")] = None,
+                                                                  "and leave recall", max_length=MAX_SUPERSEDES)] = None,
     ) -> MemoryRef:
         """Save something to the user's long-term memory, shared with their other agents. Call it when the
         user states a standing rule or preference, tells you about themselves or the project, or when a
@@ -282,11 +295,11 @@ class Memories:
         package manager), pass the old memory's id in `supersedes` in this same call. Never store secrets
         (passwords, API keys, tokens); store where the secret lives instead. One memory per fact."""
         with tool_errors():
-            memory = self._vault(ctx).remember(text, title=title, type=type, tags=tags or (),
-                                               aliases=aliases or (), scope=self._scope(scope),
-                                               supersedes=supersedes or ())
+            vault = self._vault(ctx)
+            memory = vault.remember(text, title=title, type=type, tags=tags or (), aliases=aliases or (),
+                                    scope=self._scope(scope), supersedes=supersedes or ())
         self._refresh()
-        return _ref(memory)
+        return _ref(memory).model_copy(update={"warnings": vault.warnings})
 
     def add_aliases(
         self,
@@ -307,7 +320,8 @@ class Memories:
         ctx: Context,
         old_id: Annotated[str, Field(description="the memory that no longer holds")],
         new_id: Annotated[str, Field(description="the existing memory that replaces it")],
-        reason: Annotated[str, Field(description="why, in a sentence; goes into the commit")],
+        reason: Annotated[str, Field(description="why, in a sentence; goes into the commit",
+                                     max_length=MAX_REASON_CHARS)],
     ) -> MemoryRef:
         """Mark an existing memory as replaced by another existing one (kept as history, out of recall).
         Use it when two memories contradict and the user confirmed which holds; for a brand-new fact, use
@@ -321,7 +335,8 @@ class Memories:
         self,
         ctx: Context,
         id: Annotated[str, Field(description="the memory to archive")],
-        reason: Annotated[str, Field(description="why it is no longer wanted; goes into the commit")],
+        reason: Annotated[str, Field(description="why it is no longer wanted; goes into the commit",
+                                     max_length=MAX_REASON_CHARS)],
     ) -> MemoryRef:
         """Archive a memory the user says is wrong or no longer wanted: it leaves recall, its file and
         history stay (nothing is deleted). If it was replaced by a newer fact, prefer `remember` with
@@ -333,7 +348,7 @@ class Memories:
 
     def mark_used(
         self,
-        ids: Annotated[list[str], Field(description="ids of recalled memories that helped")],
+        ids: Annotated[list[str], Field(description="ids of recalled memories that helped", max_length=100)],
     ) -> MarkUsedResult:
         """Record that recalled memories actually helped with the task. This is the only signal that raises
         a memory's usefulness; memories that are shown often and never used rank lower over time. Call it
@@ -388,9 +403,11 @@ class Memories:
     def record_episode(
         self,
         ctx: Context,
-        task: Annotated[str, Field(description="what you were asked to do, in a sentence")],
+        task: Annotated[str, Field(description="what you were asked to do, in a sentence",
+                                   max_length=episodes.MAX_CHARS)],
         outcome: Literal["success", "failure", "partial"],
-        what_happened: Annotated[str, Field(description="what you did and what happened, briefly")],
+        what_happened: Annotated[str, Field(description="what you did and what happened, briefly",
+                                            max_length=episodes.MAX_CHARS)],
         lesson: Annotated[str | None, Field(description="what a future agent should do differently, if "
                                                         "anything; it becomes a `lesson` memory")] = None,
         scope: Annotated[str | None, Field(description="scope of the lesson: 'global' (default), 'project' "

@@ -32,15 +32,15 @@ def seen(sidecar: Path, client: str, session: str) -> set[str]:
 def add_seen(sidecar: Path, client: str, session: str, ids) -> None:
     path = _path(sidecar, client, session)
     state = sorted(seen(sidecar, client, session) | set(ids))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     atomic_write(path, json.dumps({"client": client, "session": session, "seen": state}), fsync=False)
 
 
 def save_text(sidecar: Path, client: str, session: str, name: str, text: str) -> None:
     """Keep a piece of text for the rest of the session (Goose's profile: see entry._emit)."""
     path = _path(sidecar, client, session).with_suffix(f".{name}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    atomic_write(path, text, fsync=False)
 
 
 def load_text(sidecar: Path, client: str, session: str, name: str) -> str:

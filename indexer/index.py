@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from hafiza.vault.files import atomic_write
+from hafiza.vault.files import NotRegularFile, atomic_write, read_text
 from hafiza.vault.lock import locked, try_locked
 from hafiza.vault.paths import MEMORIES, SIDECAR
 
@@ -84,7 +84,12 @@ class Index:
         with entries:
             for entry in entries:
                 if entry.name.endswith(".md") and not entry.name.startswith("."):
-                    st = entry.stat()
+                    # Never through a link: a dangling one would fail here, one to /etc/passwd would be read.
+                    # A link, a pipe or a folder is listed, and named once as unreadable in _apply.
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
                     out[entry.name] = (st.st_mtime_ns, st.st_size)
         return out
 
@@ -192,9 +197,15 @@ class Index:
         for done, name in enumerate(moved, 1):
             path = self.memories_dir / name
             try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                files[name] = [*on_disk[name], None, None, f"unreadable: {exc}"]
+                text = read_text(path)
+            except NotRegularFile as exc:
+                files[name] = [*on_disk[name], None, None, exc.reason]
+                continue
+            except UnicodeDecodeError:
+                files[name] = [*on_disk[name], None, None, "not UTF-8 text"]
+                continue
+            except OSError as exc:
+                files[name] = [*on_disk[name], None, None, f"unreadable: {exc.strerror or exc}"]
                 continue
             digest = model.content_hash(text)
             old = files.get(name)

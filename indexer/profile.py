@@ -10,6 +10,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from hafiza.vault.text import inline
+
 from .search import visible_scopes
 
 DEFAULT_CAP = 2200
@@ -44,8 +46,10 @@ def cap_from_env(cap: int | None) -> int:
 
 def pinned_lines(root: Path) -> list[str]:
     """Non-empty lines of profile.md (markdown bullets or plain), comments and headings skipped."""
+    from hafiza.vault.files import read_text
+
     try:
-        text = (Path(root) / PROFILE_FILE).read_text(encoding="utf-8")
+        text = read_text(Path(root) / PROFILE_FILE)  # never through a symlink out of the vault
     except (OSError, UnicodeDecodeError):
         return []
     lines = []
@@ -75,10 +79,11 @@ def candidates(index, project: str | None) -> list[Line]:
 
 
 def _line(doc: dict) -> str:
-    body = " ".join((doc.get("snippet") or "").split())
-    title = doc["title"].rstrip(".")
+    # Memory text, like profile.md, is data: vault.text.inline keeps it on its line and out of the fence's tags.
+    body = inline(doc.get("snippet"))
+    title = inline(doc.get("title")).rstrip(".")
     text = f"{title}: {body}" if body and not body.startswith(title) else (body or title)
-    return text if len(text) <= LINE_CHARS else text[:LINE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return inline(text, LINE_CHARS)
 
 
 def fit(lines: list[Line], cap: int) -> Profile:
@@ -101,5 +106,5 @@ def fit(lines: list[Line], cap: int) -> Profile:
 
 def build_profile(index, root: Path, project: str | None, cap: int | None = None) -> Profile:
     """Pinned lines, identity memories and the strongest rules, within `cap` characters."""
-    pinned = [Line(text[:LINE_CHARS], "pinned") for text in pinned_lines(root)]
+    pinned = [Line(inline(text, LINE_CHARS), "pinned") for text in pinned_lines(root)]
     return fit(pinned + candidates(index, project), cap_from_env(cap))

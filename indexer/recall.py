@@ -83,6 +83,11 @@ class Recall:
         try:
             stamp = os.stat(self.index.sidecar / META).st_mtime_ns
         except FileNotFoundError:
+            if self._vectors_stamp != "missing":  # say it once, not on every search of a long-lived process
+                self._vectors_stamp = "missing"
+                self.index.notice("there are no vectors yet (.hafiza/ was removed, or never built): meaning "
+                                  "search finds nothing until `hafiza reindex` or the next write")
+            self._vectors = None
             return None
         if stamp != self._vectors_stamp:
             store = VectorStore(self.index.sidecar)

@@ -186,8 +186,20 @@ def test_an_unknown_revision_is_one_error_line(vault):
 
 def test_git_errors_name_the_reason_not_a_hint(vault):
     with pytest.raises(GitError) as err:
-        vault.git.get("deadbeef")
-    assert err.value.message == "git log failed: fatal: bad revision 'deadbeef'"
+        vault.git.revert("deadbeef", "msg")
+    assert err.value.message == "git revert failed: fatal: bad revision 'deadbeef'"
+
+
+@pytest.mark.parametrize("rev", ["--output=OUT", "-o", "--help", "HEAD\n--output=OUT", ""])
+def test_a_commit_name_is_never_read_as_an_option(vault, tmp_path, rev):
+    """`hafiza undo -- --output=/tmp/x` made git write a file outside the vault."""
+    out = tmp_path / "written-by-git"
+    proc = run_cli("undo", "--", rev.replace("OUT", str(out)), check=False)
+    assert proc.returncode == 1 and proc.stderr.startswith("Error: ")
+    assert not out.exists()
+    with pytest.raises(GitError):
+        vault.git.get(rev.replace("OUT", str(out)))
+    assert not out.exists()
 
 
 # ---- the supersede / undo round trip, through the command line

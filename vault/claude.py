@@ -44,7 +44,9 @@ def memory_dirs(home: Path | None = None) -> list[Path]:
 
 def cliff(path: Path) -> Cliff:
     """Which lines of a MEMORY.md Claude Code never loads."""
-    data = path.read_bytes()
+    from .files import read_regular
+
+    data = read_regular(path, limit=64 << 20)
     lines = data.splitlines(keepends=True)
     dropped, used = [], 0
     for number, raw in enumerate(lines, 1):
@@ -58,7 +60,11 @@ def cliff(path: Path) -> Cliff:
 
 def project_name(memory_dir: Path) -> str | None:
     """The project's folder name, read from a session transcript's `cwd` beside the memory folder."""
+    from .files import is_regular
+
     for transcript in sorted(memory_dir.parent.glob("*.jsonl"))[:5]:
+        if not is_regular(transcript):  # a pipe would block, a link could lead anywhere
+            continue
         try:
             with open(transcript, encoding="utf-8") as fh:
                 for _, line in zip(range(50), fh):
@@ -75,14 +81,16 @@ def items(memory_dir: Path, scope: str | None = None) -> list[dict]:
 
     Each item's `source` names where it came from, so a second import can skip it.
     """
-    import frontmatter
     import yaml
+
+    from .files import read_regular, read_text
+    from .model import split
 
     slug = memory_dir.parent.name
     found = []
     index = memory_dir / "MEMORY.md"
     linked = set()
-    for number, line in enumerate(index.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+    for number, line in enumerate(read_regular(index).decode("utf-8", "replace").splitlines(), 1):
         text = line.strip().lstrip("-*").strip()
         links = _LINK.findall(line)
         linked.update(target for _, target in links)
@@ -95,11 +103,15 @@ def items(memory_dir: Path, scope: str | None = None) -> list[dict]:
         if topic.name == "MEMORY.md":
             continue
         try:
-            post = frontmatter.loads(topic.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError):
-            post = frontmatter.Post(topic.read_text(encoding="utf-8", errors="replace"))
-        meta = post.metadata if isinstance(post.metadata, dict) else {}
-        body = post.content.strip() or str(meta.get("description") or "")
+            text = read_text(topic)
+        except (OSError, UnicodeDecodeError):
+            continue  # a link out of the folder, a pipe, not text: not a topic file
+        try:
+            meta, body = split(text)
+        except (yaml.YAMLError, ValueError, RecursionError):
+            meta, body = None, text
+        meta = meta or {}
+        body = body.strip() or str(meta.get("description") or "")
         if not body:
             continue
         found.append({"title": str(meta.get("name") or meta.get("description") or topic.stem.replace("_", " ")),

@@ -16,11 +16,13 @@ from pathlib import Path
 
 from . import secrets
 from .errors import HafizaError, SecretRefused
+from .files import FILE_MODE, kind, read_regular
 from .model import Memory
 
 EPISODES = "episodes"
 OUTCOMES = ("success", "failure", "partial")
 MAX_CHARS = 20_000  # an episode is a note, not a transcript
+MAX_LOG_BYTES = 64 << 20  # one month's log
 
 
 @dataclass
@@ -67,7 +69,7 @@ def record(vault, task: str, outcome: str, what_happened: str, lesson: str | Non
     """Append one episode (and write its lesson memory, if any) as one commit.
 
     Everything is validated and secret-checked before anything is written;
-    if the commit fails, the log and the lesson file are put back as they were.
+    if the commit fails (or the process dies), the log and the lesson file are put back as they were.
     """
     task = _text(task, "task")
     what_happened = _text(what_happened, "what_happened")
@@ -88,48 +90,34 @@ def record(vault, task: str, outcome: str, what_happened: str, lesson: str | Non
                 raise
             episode.lesson_id = memory.id
         path = log_path(vault.root, when)
-        written = _append(path, episode)
-        try:
-            paths = [path] + ([vault.write_file(memory)] if memory else [])
-            subject = f"episode {episode.id} ({outcome})" + (f", lesson {memory.id}" if memory else "")
-            vault.commit(paths, subject, "episode", task)
-        except BaseException:
-            written.undo()
-            if memory is not None:
-                (vault.memories_dir / f"{memory.id}.md").unlink(missing_ok=True)
-            raise
+        vault.track([path])  # a failed or interrupted commit puts the log back as it was
+        _append(path, episode)
+        paths = [path] + ([vault.write_file(memory)] if memory else [])
+        subject = f"episode {episode.id} ({outcome})" + (f", lesson {memory.id}" if memory else "")
+        vault.commit(paths, subject, "episode", task)
     return episode, (memory.evolve(path=vault.memories_dir / f"{memory.id}.md") if memory else None)
 
 
-class _Appended:
-    def __init__(self, path: Path, size: int | None):
-        self.path, self.size = path, size
-
-    def undo(self) -> None:
-        if self.size is None:
-            self.path.unlink(missing_ok=True)
-        else:
-            os.truncate(self.path, self.size)
-
-
-def _append(path: Path, episode: Episode) -> _Appended:
-    """Append one JSON line (under the writer lock); remembers how to take it back."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    size = path.stat().st_size if path.exists() else None
-    line = json.dumps(episode.to_json(), ensure_ascii=False) + "\n"
-    with open(path, "a", encoding="utf-8") as fh:
-        if size and not _ends_with_newline(path):
-            fh.write("\n")  # a hand edit left the last line open
-        fh.write(line)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return _Appended(path, size)
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        fh.seek(-1, os.SEEK_END)
-        return fh.read(1) == b"\n"
+def _append(path: Path, episode: Episode) -> None:
+    """Append one JSON line (under the writer lock); never through a symlink, only to a regular file."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    line = json.dumps(episode.to_json(), ensure_ascii=False).encode("utf-8") + b"\n"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     FILE_MODE)
+    except OSError as exc:
+        raise HafizaError(f"{path.name}: cannot append to the episode log ({exc.strerror or exc}; "
+                          "a symbolic link there is never followed)") from None
+    try:
+        st = os.fstat(fd)
+        if kind(st.st_mode):
+            raise HafizaError(f"{path.name} is {kind(st.st_mode)}, not a regular file; move it away")
+        if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+            line = b"\n" + line  # a hand edit left the last line open
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read(root: Path, month: str | None = None) -> list[dict]:
@@ -139,7 +127,7 @@ def read(root: Path, month: str | None = None) -> list[dict]:
     out = []
     for path in files:
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = read_regular(path, limit=MAX_LOG_BYTES).decode("utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
             continue
         for line in lines:

@@ -40,4 +40,6 @@ class VaultLocked(HafizaError):
 
 
 class GitError(HafizaError):
-    pass
+    def __init__(self, message: str, *, field: str | None = None, disk_full: bool = False):
+        super().__init__(message, field=field)
+        self.disk_full = disk_full  # git found no room: nothing else is wrong

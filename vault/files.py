@@ -1,18 +1,93 @@
-"""Two ways hafiza writes files: atomic replacement, and appending whole lines. Stdlib only."""
+"""How hafiza touches files: atomic replacement, appending whole lines, and reading only regular
+files inside the vault. Stdlib only (the hook imports it).
+
+Everything hafiza creates is private to the user (0600 files, 0700 folders): a vault holds what people
+told their agents, and the machine may have other users.
+"""
 
 from __future__ import annotations
 
 import itertools
 import os
+import stat
 import time
 from pathlib import Path
 from typing import Callable
 
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+# A memory is a few KB; a file far past this is not one, and reading it whole would hold every reader.
+MAX_FILE_BYTES = 1 << 20
+TEMP_SUFFIX = ".tmp"  # atomic_write's temp files: `.<name>.<pid>.<ns>.<seq>.tmp`, never committed
 
 _SEQ = itertools.count()  # threads of one process never share a temp name
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
 
 
-def atomic_write(path: Path, data: str | bytes | Callable, fsync: bool = True) -> None:
+class NotRegularFile(OSError):
+    """A path hafiza will not read: a symlink (it could point anywhere, e.g. ~/.aws/credentials),
+    a FIFO (it would block), a folder or a device. `reason` says which, for the user."""
+
+    def __init__(self, path, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
+
+
+def kind(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES, head: int | None = None) -> bytes:
+    """The bytes of a regular file, never following a symlink and never blocking on a FIFO.
+
+    Raises NotRegularFile for anything else, or for a file larger than `limit` bytes.
+    With `head`, only its first `head` bytes, whatever its size.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP: the last component is a symlink
+            raise NotRegularFile(path, "a symbolic link: hafiza reads only regular files inside the vault") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        what = kind(st.st_mode)
+        if what:
+            raise NotRegularFile(path, f"{what}, not a regular file")
+        if head is not None:
+            return os.read(fd, head)
+        if st.st_size > limit:
+            raise NotRegularFile(path, f"{st.st_size:,} bytes; larger than the {limit:,} a memory may be")
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:  # it grew while being read
+                raise NotRegularFile(path, f"more than the {limit:,} bytes a memory may be")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """`read_regular` decoded as UTF-8 (UnicodeDecodeError when it is not)."""
+    return read_regular(path, limit).decode("utf-8")
+
+
+def is_regular(path: Path) -> bool:
+    """A regular file, not a link to one."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def atomic_write(path: Path, data: str | bytes | Callable, fsync: bool = True, mode: int = FILE_MODE) -> None:
     """Write via a temp file in the same folder and rename: readers see old or new, never half.
 
     `data` is text, bytes, or a callable that writes to the open binary file.
@@ -20,8 +95,8 @@ def atomic_write(path: Path, data: str | bytes | Callable, fsync: bool = True) -
     for 2,000 files).
     """
     # A unique name without `tempfile` (it costs the hook ~5 ms to import).
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.{next(_SEQ)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.{next(_SEQ)}{TEMP_SUFFIX}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         with os.fdopen(fd, "wb") as fh:
             if callable(data):
@@ -40,10 +115,31 @@ def atomic_write(path: Path, data: str | bytes | Callable, fsync: bool = True) -
         raise
 
 
+def temp_owner(name: str) -> int | None:
+    """The pid in an atomic_write temp file's name, or None if `name` is not one."""
+    parts = name.split(".")
+    if not (name.startswith(".") and name.endswith(TEMP_SUFFIX) and len(parts) >= 6):
+        return None
+    try:
+        return int(parts[-4])
+    except ValueError:
+        return None
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive, and not ours
+    return True
+
+
 def append_lines(path: Path, text: str) -> None:
     """Append with one O_APPEND write, so concurrent writers' lines never interleave."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, FILE_MODE)
     try:
         os.write(fd, text.encode("utf-8"))
     finally:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import git
-
 from .errors import GitError
+
+try:
+    import git
+except ImportError:  # GitPython refuses to import when no git executable is on PATH
+    git = None
 
 TRAILERS = ("Hafiza-Action", "Hafiza-Actor", "Hafiza-Reason")
 _TRAILER = re.compile(r"^(Hafiza-[A-Za-z]+): ?(.*)$", re.MULTILINE)
@@ -46,6 +51,7 @@ class GitStore:
 
     def __init__(self, root: Path):
         self.root = Path(root)
+        _require_git()
         try:
             self.repo = git.Repo(self.root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -54,14 +60,33 @@ class GitStore:
 
     @classmethod
     def init(cls, root: Path) -> "GitStore":
+        _require_git()
         git.Repo.init(root, initial_branch="main")
         return cls(root)
 
-    def _run(self, *args, env: dict | None = None) -> str:
+    def private(self) -> None:
+        """Objects and refs git writes are the owner's alone (0600), whatever the umask."""
+        with self.repo.config_writer() as config:
+            config.set_value("core", "sharedRepository", "0600")
+
+    def _run(self, *args, env: dict | None = None, paths=None) -> str:
+        """Run git; `paths` go through a pathspec file (any number of them, none read as an option)."""
+        spec = Path(self.repo.git_dir) / f"{PATHSPEC}{os.getpid()}" if paths is not None else None
         try:
+            if spec is not None:
+                spec.write_bytes(b"".join(os.fsencode(str(p)) + b"\0" for p in paths))
+                args = (*args, f"--pathspec-from-file={spec}", "--pathspec-file-nul")
             return self.repo.git.execute(["git", *self._identity_args(), *args], env=env, strip_newline_in_stdout=False)
         except git.GitCommandError as exc:
-            raise GitError(f"git {args[0]} failed: {_reason(exc)}") from None
+            reason = _reason(exc)
+            if any(sign in reason for sign in _DISK_FULL) or _low_space(self.repo.git_dir):
+                raise GitError(DISK_FULL, disk_full=True) from None
+            raise GitError(f"git {args[0]} failed: {reason}") from None
+        except git.GitCommandNotFound:
+            raise GitError(NO_GIT) from None
+        finally:
+            if spec is not None:
+                spec.unlink(missing_ok=True)
 
     def _identity_args(self) -> list[str]:
         # Commit as the user where git knows them; a fresh machine without an identity still works.
@@ -99,7 +124,7 @@ class GitStore:
         if paths is None:
             self._run("add", "-A")
         else:
-            self._run("add", "-A", "--", *[str(p) for p in paths])
+            self._run("add", "-A", paths=paths)
         env = None
         if when is not None:
             stamp = when.isoformat()
@@ -118,9 +143,65 @@ class GitStore:
         out = self._run(*args)
         return [_parse_entry(chunk) for chunk in out.split("\x1e") if chunk.strip()]
 
+    def resolve(self, rev: str) -> str:
+        """The full sha of the commit `rev` names; GitError if it names none. A name that looks like
+        an option (`--output=/tmp/x`) is refused before git sees it."""
+        if not rev or rev.startswith("-") or any(c in rev for c in "\0\n\r"):
+            raise GitError(f"{rev!r} is not a commit")
+        try:
+            out = self._run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+        except GitError:
+            raise GitError(f"no commit {rev!r}") from None
+        return out.strip()
+
     def get(self, rev: str) -> Commit:
-        out = self._run("log", "-n1", "--format=%H%x1f%aI%x1f%an%x1f%s%x1f%b%x1e", rev, "--")
+        sha = self.resolve(rev)
+        out = self._run("log", "-n1", "--format=%H%x1f%aI%x1f%an%x1f%s%x1f%b%x1e", sha, "--")
         return _parse_entry(out.split("\x1e")[0])
+
+    def tracked(self) -> set[str]:
+        """Every path the last commit holds."""
+        if self.head() is None:
+            return set()
+        return {p for p in self._run("ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0") if p}
+
+    def unstage(self, paths) -> None:
+        """Take `paths` out of git's index again (as the last commit has them, or not at all)."""
+        if self.head() is not None:
+            self._run("reset", "-q", "HEAD", paths=paths)
+
+    def restore(self, paths) -> None:
+        """Put `paths` (all in the last commit) back as the last commit holds them."""
+        self._run("checkout", "HEAD", paths=paths)
+
+    def leftovers(self) -> list[Path]:
+        """Pathspec files of hafiza processes that died during a git call."""
+        from .files import alive
+
+        found = []
+        for path in Path(self.repo.git_dir).glob(f"{PATHSPEC}*"):
+            pid = path.name[len(PATHSPEC):]
+            if pid.isdigit() and not alive(int(pid)):
+                found.append(path)
+        return found
+
+    def stale_lock(self) -> Path | None:
+        """`.git/index.lock` when no live process owns it, else None.
+
+        git leaves it behind when killed mid-write, and every later git write then fails. It is
+        stale when no process has it open and no git process runs in this repository (git
+        closes the file while it runs hooks or waits for an editor, so an open file alone is not
+        enough); where /proc is missing, when it is older than STALE_LOCK_SECONDS.
+        """
+        lock = Path(self.repo.git_dir) / "index.lock"
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return None
+        owners = _lock_owners(lock, self.root)
+        if owners is None:
+            return lock if age > STALE_LOCK_SECONDS else None
+        return None if owners else lock
 
     def revert(self, sha: str, msg: str) -> str:
         """Revert `sha` as one new commit with message `msg`; a conflict leaves nothing behind."""
@@ -131,6 +212,8 @@ class GitStore:
                 self._run("revert", "--abort")
             except GitError:
                 pass
+            if "CONFLICT" not in exc.message and "could not revert" not in exc.message:
+                raise  # the disk, a lock: not the history
             raise GitError(f"cannot undo {sha[:10]} cleanly ({exc.message}); later changes touch the same lines") from None
         self._run("commit", "--quiet", "--no-verify", "--allow-empty", "-m", msg)
         return self.head()
@@ -138,6 +221,55 @@ class GitStore:
     def changed_paths(self, sha: str) -> list[str]:
         out = self._run("show", "--name-only", "--format=", sha)
         return [line for line in out.splitlines() if line.strip()]
+
+
+STALE_LOCK_SECONDS = 600
+DISK_FULL = "the disk is full; nothing was changed. Free some space and try again."
+LOW_SPACE = 1 << 20  # a git write that fails with less free than this failed for room, whatever git said
+NO_GIT = "git is not installed or not on PATH; hafiza keeps the vault in git: install git and try again"
+PATHSPEC = "hafiza-pathspec-"  # in .git/: the paths of one git call, removed after it
+# What git says when a write finds no room (its own wording varies by where it failed).
+_DISK_FULL = ("No space left on device", "Out of diskspace", "Disk quota exceeded")
+
+
+def _require_git() -> None:
+    if git is None:
+        raise GitError(NO_GIT)
+
+
+def _low_space(path) -> bool:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < LOW_SPACE
+
+
+def _lock_owners(lock: Path, root: Path) -> list[int] | None:
+    """Pids that hold `lock` open or run git in `root`; None where /proc cannot tell."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return None
+    lock_s, root_s = str(lock), str(root.resolve())
+    owners = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if (entry / "comm").read_text().strip() == "git":
+                cwd = os.readlink(entry / "cwd")
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                # GitPython keeps `git cat-file --batch` readers alive in the repository; they hold no lock.
+                if (cwd == root_s or cwd.startswith(root_s + os.sep)) and b"cat-file" not in argv:
+                    owners.append(int(entry.name))
+                    continue
+            for fd in os.scandir(entry / "fd"):
+                if os.readlink(fd.path) == lock_s:
+                    owners.append(int(entry.name))
+                    break
+        except OSError:  # gone meanwhile, or another user's
+            continue
+    return owners
 
 
 def _unwrap(text) -> str:

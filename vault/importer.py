@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 from .errors import HafizaError
+from .files import NotRegularFile, read_text
+from .model import split
 
 ITEM_KEYS = ("id", "title", "text", "type", "tags", "scope", "created", "aliases", "supersedes", "last_used", "source")
 
@@ -40,24 +42,28 @@ def read_jsonl(path: Path) -> tuple[list[dict], list[str]]:
 
 def read_markdown_folder(folder: Path) -> tuple[list[dict], list[str]]:
     """Any markdown files: hafiza's own keys are used where present, the rest is the text."""
-    import frontmatter
     import yaml
 
     items, problems = [], []
     for path in sorted(folder.rglob("*.md")):
         where = str(path.relative_to(folder))
         try:
-            post = frontmatter.loads(path.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            problems.append(f"{where}: unreadable frontmatter ({str(exc).splitlines()[0]})")
+            meta, content = split(read_text(path))
+        except NotRegularFile as exc:
+            problems.append(f"{where}: {exc.reason}")
             continue
-        if not post.content.strip():
+        except (yaml.YAMLError, ValueError, RecursionError) as exc:
+            problems.append(f"{where}: unreadable frontmatter ({(str(exc).splitlines() or [type(exc).__name__])[0]})")
+            continue
+        except (UnicodeDecodeError, OSError) as exc:
+            problems.append(f"{where}: unreadable ({type(exc).__name__}: {exc})")
+            continue
+        if not content.strip():
             problems.append(f"{where}: empty")
             continue
-        meta = post.metadata if isinstance(post.metadata, dict) else {}
-        item = {k: meta[k] for k in ITEM_KEYS if k in meta and k != "text"}
-        item.setdefault("title", _heading(post.content) or path.stem.replace("-", " "))
-        items.append({**item, "text": post.content, "_where": where})
+        item = {k: meta[k] for k in ITEM_KEYS if meta and k in meta and k != "text"}
+        item.setdefault("title", _heading(content) or path.stem.replace("-", " "))
+        items.append({**item, "text": content, "_where": where})
     return items, problems
 
 

@@ -20,8 +20,8 @@ def locked(path: Path, timeout: float = DEFAULT_TIMEOUT, what: str = "vault"):
     flock is released by the kernel when the process dies, so a crashed writer
     never leaves the vault locked.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = time.monotonic() + timeout
         delay = 0.005
@@ -45,8 +45,8 @@ def locked(path: Path, timeout: float = DEFAULT_TIMEOUT, what: str = "vault"):
 @contextmanager
 def try_locked(path: Path):
     """Yield True while holding the lock, or False at once if someone else holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FrontmatterError
+from .files import NotRegularFile, read_regular, read_text
 from .ids import is_valid_id
 
 # Half-life in days per type; None means the memory never decays (DESIGN.md, types table).
@@ -180,35 +181,89 @@ def first_line(text: str, limit: int = 80) -> str:
     return ""
 
 
+# A memory's frontmatter has tens of nodes; YAML anchors and aliases can make a few hundred bytes expand
+# to billions ("billion laughs"), which exhausted memory once the file was committed.
+MAX_YAML_NODES = 10_000
+
+
+def load_yaml(header: str):
+    """YAML (safe types only) with alias expansion bounded: ValueError past MAX_YAML_NODES nodes."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(header)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _bounded(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _bounded(root) -> None:
+    """Count the nodes `root` stands for once every alias is expanded, without expanding them."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    stack = [(root, False)]
+    while stack:
+        node, counted = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else \
+            node.value if isinstance(node, yaml.SequenceNode) else []
+        if counted:
+            sizes[id(node)] = 1 + sum(sizes.get(id(child), 0) for child in children)
+            if sizes[id(node)] > MAX_YAML_NODES:
+                raise ValueError(f"the frontmatter expands to more than {MAX_YAML_NODES:,} values "
+                                 "(YAML anchors and aliases); write the values out")
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+
+
+def split(text: str) -> tuple[dict | None, str]:
+    """(frontmatter mapping or None, body) of a markdown file; raises yaml.YAMLError, ValueError.
+
+    The one place frontmatter is read, for memories and for imported markdown alike.
+    python-frontmatter's loads() silently drops frontmatter that is not a mapping (a list, a
+    bare string) and expands YAML aliases without bound, so only its splitting is used.
+    """
+    from frontmatter.default_handlers import YAMLHandler
+
+    handler = YAMLHandler()
+    if not handler.detect(text):
+        return None, text
+    try:
+        header, body = handler.split(text)
+    except ValueError:  # an opening --- without a closing one: all of it is body
+        return None, text
+    meta = load_yaml(header)
+    if meta is not None and not isinstance(meta, dict):
+        raise ValueError("frontmatter must be a mapping of keys")
+    return meta, body
+
+
 def parse(text: str, path: Path | None = None) -> Memory:
     """Parse one memory file's text. Raises FrontmatterError naming the path and reason."""
     import yaml
-    from frontmatter.default_handlers import YAMLHandler
 
-    # python-frontmatter's loads() silently drops frontmatter that is not a mapping
-    # (a list, a bare string), so split and load here and refuse it instead.
-    handler = YAMLHandler()
     skipped_lines = text[:len(text) - len(text.lstrip())].count("\n")
     text = text.strip()
-    meta, body = {}, text
     try:
-        if handler.detect(text):
-            header, body = handler.split(text)
-            meta = handler.load(header)
-    except ValueError:  # an opening --- without a closing one: all of it is body
-        meta, body = {}, text
+        meta, body = split(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         # The header starts with the newline after the opening ---, so YAML's 0-based line is the file's 1-based one.
         line = mark.line + 1 + skipped_lines if mark else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise FrontmatterError(path or "<text>", f"invalid YAML frontmatter: {problem}", line) from None
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise FrontmatterError(path or "<text>", "frontmatter must be a mapping of keys")
+    except (ValueError, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, ValueError) else "frontmatter nested too deeply"
+        raise FrontmatterError(path or "<text>", reason) from None
     try:
-        return from_metadata(dict(meta), body.strip(), path=path)
+        return from_metadata(dict(meta or {}), body.strip(), path=path)
     except ValueError as exc:
         raise FrontmatterError(path or "<text>", str(exc)) from None
 
@@ -219,8 +274,7 @@ _ID_LINE = re.compile(r"^id:[ \t]*['\"]?([^'\"\s#]+)", re.MULTILINE)
 def declared_id(path: Path) -> str | None:
     """The `id:` in a file's frontmatter, read cheaply (no YAML); None if there is none."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(4096)
+        head = read_regular(path, head=4096).decode("utf-8", "replace")
     except OSError:
         return None
     if not head.lstrip().startswith("---"):
@@ -231,10 +285,16 @@ def declared_id(path: Path) -> str | None:
 
 
 def read(path: Path) -> Memory:
+    """Read and parse one memory file: a regular file only (never a symlink out of the vault, a FIFO,
+    a folder), and no larger than a memory can be."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
+    except NotRegularFile as exc:
+        raise FrontmatterError(path, exc.reason) from None
     except UnicodeDecodeError:
         raise FrontmatterError(path, "not UTF-8 text") from None
+    except OSError as exc:
+        raise FrontmatterError(path, f"unreadable ({exc.strerror or exc})") from None
     return parse(text, path)
 
 

@@ -23,6 +23,16 @@ def resolve_vault(explicit: str | os.PathLike | None = None) -> Path:
     return Path(explicit).expanduser().resolve() if explicit else default_vault().resolve()
 
 
+def check_sidecar(root: Path) -> None:
+    """Refuse a vault whose `.hafiza` is not a folder (a file or link there would fail every command)."""
+    from .errors import HafizaError
+
+    sidecar = Path(root) / SIDECAR
+    if os.path.lexists(sidecar) and (sidecar.is_symlink() or not sidecar.is_dir()):
+        raise HafizaError(f"{sidecar} is not a folder; hafiza keeps its rebuildable index there. Move it "
+                          "away (it is never committed) and try again.")
+
+
 def is_vault(root: Path) -> bool:
     return (Path(root) / ".git").exists() and (Path(root) / MEMORIES).is_dir()
 

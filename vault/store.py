@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import model, secrets, usage
+from . import journal, model, secrets, usage
 from .errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
 from .ids import is_valid_id, slugify, unique_id
-from .files import atomic_write
+from .files import DIR_MODE, MAX_FILE_BYTES, NotRegularFile, atomic_write, kind, read_regular, temp_owner
 from .lock import DEFAULT_TIMEOUT, locked
 from .model import Memory
-from .paths import MEMORIES, SIDECAR, is_vault
+from .paths import MEMORIES, SIDECAR, check_sidecar, is_vault
 from .text import fold
 
 GITIGNORE = f"{SIDECAR}/\n"
@@ -20,6 +21,17 @@ FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is
 # Aliases are searched and embedded with the memory, and weighed on every prompt: a few short phrases.
 MAX_ALIASES = 16
 MAX_ALIAS_CHARS = 100
+# Limits where input enters (CLI, import, MCP), far past any real memory: without them a 10 MB text
+# held the MCP server for 9.5 s, a 1 MB title for 58 s, 100,000 tags for 22 s.
+MAX_TEXT_CHARS = 50_000      # Claude Code's own MEMORY.md is cut at 25,000 bytes
+MAX_TITLE_CHARS = 300
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+MAX_SUPERSEDES = 32
+MAX_FIELD_CHARS = 200        # scope, source
+MAX_REASON_CHARS = 2_000
+# A hand edit past this is not committed by hafiza (git can, by hand): every committed byte is scanned.
+MAX_COMMIT_FILE_BYTES = 16 << 20
 
 
 def _text(value, what: str, numbers: bool = True) -> str | None:
@@ -39,6 +51,21 @@ def _strings(value, what: str) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [_text(v, what) for v in value if v is not None]
     raise HafizaError(f"{what}: expected a string or a list of strings, got {value!r}", field=what)
+
+
+def _limit(value: str, most: int, what: str) -> str:
+    if len(value) > most:
+        raise HafizaError(f"{what} has {len(value):,} characters; at most {most:,}", field=what)
+    return value
+
+
+def _limit_list(values: list[str], most: int, chars: int, what: str) -> list[str]:
+    if len(values) > most:
+        raise HafizaError(f"{len(values):,} {what}; at most {most}", field=what)
+    for value in values:
+        if len(value) > chars:
+            raise HafizaError(f"{what}: {value[:40]!r}... has {len(value):,} characters; at most {chars}", field=what)
+    return values
 
 
 def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
@@ -82,6 +109,8 @@ class Vault:
         self.memories_dir = self.root / MEMORIES
         self.sidecar = self.root / SIDECAR
         self.lock_path = self.sidecar / "write.lock"
+        self.warnings: list[str] = []  # what the last write noticed (a placeholder key, a skipped symlink)
+        self._journal = journal.Journal(self.root, self.sidecar)
         self._git = None
 
     # ---- setup
@@ -92,13 +121,18 @@ class Vault:
         from .git import GitStore, message
 
         root = Path(root)
-        (root / MEMORIES).mkdir(parents=True, exist_ok=True)
+        created = not root.exists()
+        (root / MEMORIES).mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        if created:
+            root.chmod(DIR_MODE)  # only its owner may read what people told their agents
+        check_sidecar(root)
         fresh = not (root / ".git").exists()
         store = GitStore.init(root) if fresh else GitStore(root)
+        store.private()
         ignore = root / ".gitignore"
-        existing = ignore.read_text() if ignore.exists() else ""
+        existing = read_regular(ignore).decode("utf-8", "replace") if ignore.exists() else ""
         if GITIGNORE.strip() not in existing.splitlines():
-            ignore.write_text(existing + ("" if existing.endswith("\n") or not existing else "\n") + GITIGNORE)
+            atomic_write(ignore, existing + ("" if existing.endswith("\n") or not existing else "\n") + GITIGNORE)
         keep = root / MEMORIES / ".gitkeep"
         if not any((root / MEMORIES).iterdir()):
             keep.touch()
@@ -114,6 +148,7 @@ class Vault:
     def require(self) -> "Vault":
         if not self.exists():
             raise VaultNotFound(f"no vault at {self.root}; create one with `hafiza init`")
+        check_sidecar(self.root)
         return self
 
     @property
@@ -147,8 +182,8 @@ class Vault:
 
     def get(self, memory_id: str) -> Memory:
         path = self.memories_dir / f"{memory_id}.md"
-        if is_valid_id(memory_id) and path.exists():
-            return model.read(path)
+        if is_valid_id(memory_id) and os.path.lexists(path):
+            return model.read(path)  # a symlink or a pipe by that name is refused, not followed
         for memory in self.load_all()[0]:  # a hand-made file whose name differs from its id
             if memory.id == memory_id:
                 return memory
@@ -172,50 +207,118 @@ class Vault:
 
     @contextmanager
     def transaction(self):
-        """Hold the writer lock; commit hand edits first, fold a stale usage log."""
+        """Hold the writer lock; finish an interrupted write, commit hand edits first, fold a stale
+        usage log. A write that fails inside is rolled back: whole or absent."""
         from .git import message
 
         self.require()
         with locked(self.lock_path, self.lock_timeout):
             # Commits made on the way in are not what the caller asked for: undo must not pick them.
             self._implicit = set()
-            changed = self.git.changed()
+            self.warnings = []
+            self._recover()
+            changed = self._hand_edits(self.git.changed())
             if changed:
-                self._check_hand_edits(changed)
-                self._implicit.add(self.git.commit(None, message("record manual edits", "manual-edits", "user")))
+                self._implicit.add(self.git.commit(changed, message("record manual edits", "manual-edits", "user")))
             first = usage.oldest(self.sidecar)
             if first is not None and dt.datetime.now() - first > FOLD_AFTER:
                 before = self.git.head()
                 self._fold_locked()
                 self._implicit |= {self.git.head()} - {before}
-            yield
+            try:
+                yield
+            except BaseException:
+                if self._journal.active:
+                    try:
+                        journal.recover(self._journal, self.git)
+                    except Exception:  # e.g. the disk is still full: the journal stays for the next writer
+                        pass
+                raise
 
-    def _check_hand_edits(self, paths: list[str]) -> None:
-        """Hand edits are committed before hafiza's own change: never with a secret in them."""
-        for rel in paths:
+    def _recover(self) -> None:
+        """What a writer killed mid-way left: a stale git lock, half a write, temp files."""
+        lock = self.git.stale_lock()
+        if lock is not None:
+            lock.unlink(missing_ok=True)
+            self.warnings.append("removed a stale .git/index.lock left by a git process that died")
+        if not self._journal.path.exists():
+            return  # no write died since the last one ended: nothing to look for (a scan is O(vault))
+        done = journal.recover(self._journal, self.git)
+        self._journal.active = False  # whatever this object began before is finished or rolled back now
+        if done:
+            self.warnings.append(done)
+        for path in journal.orphan_temp_files(self.root) + self.git.leftovers():
+            path.unlink(missing_ok=True)
+
+    def _hand_edits(self, changed: list[str]) -> list[str]:
+        """Of the uncommitted paths, those to record as the user's edits: regular files (and deletions)
+        only, each scanned for secrets whatever its encoding. A symlink is never committed (it could
+        point at ~/.aws/credentials), nor a pipe, nor an atomic_write temp file."""
+        chosen = []
+        for rel in changed:
             path = self.root / rel
             try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue  # deleted, a folder, or binary: nothing a secret scan can read
-            found = secrets.find_secrets(text)
-            if found:
-                raise SecretRefused(f"{rel} (a hand edit, not yet committed) contains what looks like a secret "
-                                    f"({', '.join(found)}); remove it, then try again. Nothing was committed.",
-                                    field="path")
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                chosen.append(rel)  # deleted by hand
+                continue
+            what = kind(mode)
+            if what or temp_owner(path.name) is not None:
+                if what:
+                    self.warnings.append(f"{rel} is {what}: not read, not committed")
+                continue
+            self._scan_file(path, rel, "a hand edit, not yet committed")
+            chosen.append(rel)
+        return chosen
+
+    def _scan_file(self, path: Path, rel: str, what: str) -> None:
+        """Refuse to commit a file that holds a secret, in any encoding."""
+        try:
+            data = read_regular(path, limit=MAX_COMMIT_FILE_BYTES)
+        except NotRegularFile as exc:
+            raise HafizaError(f"{rel} ({what}): {exc.reason}; hafiza does not commit it. Commit or move it "
+                              "yourself, then try again. Nothing was committed.", field="path") from None
+        found = secrets.scan_bytes(data).secrets
+        if found:
+            raise SecretRefused(f"{rel} ({what}) contains what looks like a secret ({', '.join(found)}); "
+                                "remove it, then try again. Nothing was committed.", field="path")
+
+    def track(self, paths, after: tuple[str, ...] = ()) -> None:
+        """About to write `paths` (inside `transaction`): journal them, so a write that dies is rolled back."""
+        if not self._journal.active:
+            self._journal.begin(self.git.head(), after)
+        self._journal.add(paths)
 
     def write_file(self, memory: Memory, fsync: bool = True) -> Path:
         """Write one memory file atomically (call inside `transaction`, then `commit`)."""
         path = memory.path or self.memories_dir / f"{memory.id}.md"
-        atomic_write(path, model.dump(memory), fsync)
+        data = model.dump(memory).encode("utf-8")
+        if len(data) > MAX_FILE_BYTES:
+            raise HafizaError(f"{memory.id} would be {len(data):,} bytes; a memory is at most {MAX_FILE_BYTES:,}")
+        self.track([path])
+        atomic_write(path, data, fsync)
+        self._journal.wrote(path, data)
         return path
 
     def commit(self, paths, subject: str, action: str, reason: str | None = None) -> str:
-        """Commit `paths` as one hafiza change (call inside `transaction`)."""
+        """Commit `paths` as one hafiza change (call inside `transaction`).
+
+        Every byte committed passes the secret guard here, whichever writer produced it: the
+        files, and the message (subject, reason, the actor an MCP client named itself).
+        """
         from .git import message
 
+        if reason is not None:
+            _limit(reason, MAX_REASON_CHARS, "reason")
+        text = message(subject, action, self.actor, reason)
+        secrets.check(text, "the commit message", field="reason")
         rel = [Path(p).relative_to(self.root) for p in paths]
-        return self.git.commit(rel, message(subject, action, self.actor, reason))
+        for path, name in zip(paths, rel):
+            if os.path.lexists(path):
+                self._scan_file(Path(path), str(name), "about to be committed")
+        sha = self.git.commit(rel, text)
+        self._journal.end()
+        return sha
 
     def new_memory(self, text: str, *, title=None, type=None, tags=(), scope=None, id=None,
                    aliases=(), supersedes=(), source=None, created=None, taken=None) -> Memory:
@@ -225,15 +328,19 @@ class Vault:
         type, scope, id = (_text(v, k, numbers=False) for k, v in (("type", type), ("scope", scope), ("id", id)))
         tags, aliases = _strings(tags, "tags"), _merge_aliases((), _strings(aliases, "aliases"))[0]
         supersedes = _strings(supersedes, "supersedes")
-        text = (text or "").strip()
+        text = _limit((text or "").strip(), MAX_TEXT_CHARS, "text")
         if not text:
             raise HafizaError("the memory text is empty", field="text")
         type = (type or "knowledge").strip().lower()
         if type not in model.TYPES:
             raise HafizaError(f"unknown type {type!r}; use one of {', '.join(model.TYPES)}", field="type")
-        title = (title or model.first_line(text)).strip()
-        for what, value in (("text", text), ("title", title), ("tags", " ".join(tags)), ("aliases", " ".join(aliases))):
-            secrets.check(value, what)
+        title = _limit((title or model.first_line(text)).strip(), MAX_TITLE_CHARS, "title")
+        tags = _limit_list([t.strip() for t in tags], MAX_TAGS, MAX_TAG_CHARS, "tags")
+        supersedes = _limit_list(supersedes, MAX_SUPERSEDES, 80, "supersedes")
+        for what, value in (("scope", scope), ("source", source)):
+            _limit(value or "", MAX_FIELD_CHARS, what)
+        self._check_fields({"text": text, "title": title, "tags": " ".join(tags), "aliases": " ".join(aliases),
+                            "scope": scope or "", "source": source or ""})
         taken = self.taken_ids() if taken is None else taken
         if id:
             if not is_valid_id(id):
@@ -251,6 +358,16 @@ class Vault:
         except ValueError as exc:
             field = str(exc).split(":", 1)[0]
             raise HafizaError(str(exc), field=field) from None
+
+    def _check_fields(self, fields: dict[str, str]) -> None:
+        """The secret guard over every field at once; the one at fault is named only when something is
+        found (one scan instead of six: they are most of an import's time)."""
+        try:
+            self.warnings += secrets.check("\n".join(fields.values()), "the memory", field="text")
+        except SecretRefused:
+            for what, value in fields.items():
+                secrets.check(value, what)
+            raise  # spread over two fields
 
     def remember(self, text: str, *, supersedes=(), reason: str | None = None, **fields) -> Memory:
         """Write a new memory; memories it supersedes are marked so in the same commit."""
@@ -305,8 +422,8 @@ class Vault:
         phrases = _strings(aliases, "aliases")
         if not any(p.strip() for p in phrases):
             raise HafizaError("give at least one alias", field="aliases")
-        secrets.check(" ".join(phrases), "aliases")
         with self.transaction():
+            self.warnings += secrets.check(" ".join(phrases), "aliases") or []
             memory = self.get(memory_id)
             if memory.status != "active":
                 later = f" by {memory.superseded_by}" if memory.superseded_by else ""
@@ -323,15 +440,25 @@ class Vault:
         """Replace a memory's whole file text (after an edit), validated and secret-checked."""
         with self.transaction():
             old = self.get(memory_id)
-            memory = model.parse(text, old.path)
+            memory = model.parse(_limit(text, MAX_TEXT_CHARS + 10_000, "text"), old.path)
             if memory.id != old.id:
                 raise HafizaError(f"the id cannot change in an edit ({old.id} -> {memory.id}); use supersede",
                                   field="id")
-            secrets.check(model.dump(memory), "the edited memory", field="text")
+            self.warnings += secrets.check(model.dump(memory), "the edited memory", field="text") or []
             memory = memory.evolve(updated=dt.date.today())
             path = self.write_file(memory)
             self.commit([path], f"{action} {memory.id}", action, reason)
         return memory
+
+    def save_draft(self, memory_id: str, text: str) -> Path:
+        """Keep a refused edit under .hafiza/drafts/ (never committed), readable by its owner only and
+        with any secret in it masked: the reason it was refused must not stay on disk in plain text."""
+        drafts = self.sidecar / "drafts"
+        drafts.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        name = memory_id if is_valid_id(memory_id) else "memory"
+        path = drafts / f"{name}-{dt.datetime.now():%Y%m%d-%H%M%S}.md"
+        atomic_write(path, secrets.mask(text))
+        return path
 
     def import_many(self, items: list[dict], source: str, skip_invalid: bool = False) -> tuple[list[Memory], list[str]]:
         """Write many memories as one commit; every item is validated before anything is written.
@@ -394,6 +521,8 @@ class Vault:
 
     def _fold_locked(self) -> int:
         counts = usage.begin_fold(self.sidecar)
+        if counts:  # the folded log goes only once the counts are committed, even if this process dies
+            self.track([], after=(usage.FOLDING,))
         paths = []
         for memory_id, delta in counts.items():
             try:
@@ -421,7 +550,7 @@ class Vault:
                     raise HafizaError("there is no hafiza commit to undo")
             else:
                 try:
-                    target = self.git.get(rev)
+                    target = self.git.get(rev)  # resolved first: a name like `--output=x` never reaches git
                 except GitError:
                     raise HafizaError(f"no commit {rev!r} in the vault's history", field="commit") from None
                 if not target.is_hafiza:
@@ -430,5 +559,7 @@ class Vault:
                 if target.action == "init":
                     raise HafizaError("the vault's first commit cannot be undone")
             what = target.subject.removeprefix("hafiza: ")
+            self.track([self.root / p for p in self.git.changed_paths(target.sha)])
             sha = self.git.revert(target.sha, message(f"undo {what}", "undo", self.actor, f"reverts {target.sha}"))
+            self._journal.end()
         return target.sha, sha

@@ -34,3 +34,119 @@ def fold(text: str) -> str:
     """NFC, Turkish-aware lower case, ASCII-folded Latin letters."""
     text = unicodedata.normalize("NFC", text).translate(_FOLD).lower()
     return text.translate(_FOLD) if not text.isascii() else text
+
+
+# Recalled text goes into fenced blocks (`<hafiza-recall>`, `<hafiza-profile>`) inside an agent's context and
+# onto terminals. It is written by people and agents, so it may carry a closing tag, a fake `SYSTEM:` line,
+# terminal escapes or bidi overrides (the hardening issue's "broken fences").
+
+# Invisible characters whose Unicode category is a letter or a mark, used to hide text or space words apart.
+_FILLERS = frozenset((0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0))
+
+
+def _hidden(cp: int) -> bool:
+    """Controls, format characters (bidi, zero-width, tags), separators, surrogates and invisible fillers."""
+    return unicodedata.category(chr(cp)) in ("Cc", "Cf", "Cs", "Zl", "Zp") or cp in _FILLERS
+
+
+class _Inline(dict):
+    """str.translate table, filled as characters are met: hidden ones go, line breaks and fillers become
+    spaces, and the full-width and small forms of `<` and `>` become the brackets they are read as."""
+
+    def __missing__(self, cp: int):
+        value = cp
+        if _hidden(cp):
+            value = " " if chr(cp).isspace() or cp in _FILLERS else None
+        elif cp > 0x7F and unicodedata.normalize("NFKC", chr(cp)) in ("<", ">"):
+            value = unicodedata.normalize("NFKC", chr(cp))
+        self[cp] = value
+        return value
+
+
+class _Escapes(dict):
+    """str.translate table: hidden characters become `\\x1b`, `\\u202e` (or JSON's `\\u001b`); newline and tab stay."""
+
+    def __init__(self, as_json: bool):
+        super().__init__({ord("\n"): ord("\n"), ord("\t"): ord("\t")})
+        self.as_json = as_json
+
+    def __missing__(self, cp: int):
+        value = cp
+        if _hidden(cp):
+            if self.as_json:  # astral characters as a surrogate pair, which JSON parsers join again
+                value = "".join(f"\\u{u:04x}" for u in ((0xD7C0 + (cp >> 10), 0xDC00 + (cp & 0x3FF))
+                                                         if cp > 0xFFFF else (cp,)))
+            else:
+                value = f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
+        self[cp] = value
+        return value
+
+
+_INLINE = _Inline()
+_ESCAPES = {False: _Escapes(False), True: _Escapes(True)}
+
+
+def _opens_tag(rest: str, closed: bool) -> bool:
+    """Whether `<` + `rest` starts a tag: `<x`, `</`, `< / x`, `<!`, `<?`, `<\\/`, and `< x ...>` when a `>`
+    closes it (so `a < b` stays). Spaces, backslashes and combining marks before the name do not hide it, nor
+    do full-width forms (`<／`, `<！`): each character is read as NFKC reads it."""
+    spaced = False
+    for ch in rest:
+        if not ch.isascii():
+            if unicodedata.category(ch)[0] == "M":
+                continue
+            ch = unicodedata.normalize("NFKC", ch)[0]
+        if ch in " \\":
+            spaced = True
+        else:
+            return ch in "/!?" or (ch.isalpha() and (closed or not spaced))
+    return False
+
+
+def _untag(text: str) -> str:
+    """Every `<` that starts a tag as `&lt;`, and the `>` that ends it as `&gt;`."""
+    # str methods, not a regular expression: compiling one with Unicode classes cost the cold hook 1-5 ms.
+    parts = text.split("<")
+    out = [parts[0]]
+    for part in parts[1:]:
+        end = part.find(">")
+        if not _opens_tag(part, end >= 0):
+            out.append("<" + part)
+        elif end >= 0:
+            out.append(f"&lt;{part[:end]}&gt;{part[end + 1:]}")
+        else:
+            out.append("&lt;" + part)
+    return "".join(out)
+
+
+def inline(text, limit: int | None = None) -> str:
+    """`text` made safe to stand on one line inside a fenced block, cut to `limit` characters at a word.
+
+    Controls, bidi and zero-width characters go; every run of whitespace (newlines included) becomes one
+    space, so nothing starts a line of its own; and any `<` that starts a tag, in any case or width (as read
+    after NFKC folding), is written `&lt;` (and its `>` `&gt;`), so no text can close or open a fence or a
+    client's own wrapper. `a < b`, `x<5`, `->`, `O(n²)` and Turkish letters stay as they are.
+    """
+    if not text:
+        return ""
+    # Removal first, so `<\u200b/` is `</`. The text itself is not NFKC-folded: that would turn `O(n²)` into
+    # `O(n2)`; only what decides whether a `<` starts a tag is read that way.
+    text = " ".join(str(text).translate(_INLINE).split())
+    if "<" in text:
+        text = _untag(text)
+    if limit is not None and len(text) > limit:
+        text = text[:max(limit - 1, 0)].rsplit(" ", 1)[0] + "…" if limit > 0 else ""
+    return text
+
+
+def visible(text: str, as_json: bool = False) -> str:
+    """Multi-line text for a terminal: newlines and tabs stay, every other control, bidi or invisible character
+    is shown as an escape (`\\x1b`, `\\u202e`) that the terminal prints instead of acting on.
+
+    `as_json=True` is for the output of json.dumps(ensure_ascii=False), where such characters can only stand
+    inside strings: they become `\\u` escapes, so the JSON parses back to the same text.
+    """
+    table = _ESCAPES[as_json]
+    if "\r\n" in text and not as_json:  # Windows line ends are harmless; a lone CR rewrites the line
+        return "\r\n".join(part.translate(table) for part in text.split("\r\n"))
+    return text.translate(table)
