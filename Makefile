@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench recall clean
+.PHONY: demo test bench recall faults clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "hafiza needs Python >= 3.11")'
@@ -24,6 +24,10 @@ bench: $(STAMP)
 
 recall: $(STAMP)
 	$(PY) bench/recall.py --save
+
+# kill -9 of imports, every write on a full tmpfs (root only; skipped otherwise), the fault tests
+faults: $(STAMP)
+	$(PY) bench/faults/run.py --save
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
