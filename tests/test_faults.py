@@ -11,7 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
-import textwrap
+import time
 from pathlib import Path
 
 import anyio
@@ -293,8 +293,6 @@ def test_a_git_lock_held_by_a_live_git_is_left_alone(kept):
         for _ in range(100):
             if lock.exists():
                 break
-            import time
-
             time.sleep(0.05)
         assert kept.git.stale_lock() is None
     finally:
