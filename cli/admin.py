@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .app import cli, emit, open_vault, progress_factory
+from .app import cli, emit, open_vault, progress_factory, settings_of
 
 
 @cli.command()
@@ -23,10 +23,11 @@ def init(ctx):
 @click.pass_context
 def reindex(ctx):
     """Rebuild the index (and vectors) from the files, from scratch."""
+    from hafiza.indexer.config import embedder
     from hafiza.indexer.refresh import rebuild_all
 
     vault = open_vault(ctx)
-    report = rebuild_all(vault.root, progress=progress_factory())
+    report = rebuild_all(vault.root, progress=progress_factory(), embedder=embedder(settings_of(ctx)))
     click.echo(f"indexed {report.added} memories" + (f"; {len(report.errors)} file(s) skipped" if report.errors else ""))
     for name, reason in sorted(report.errors.items()):
         click.echo(f"  skipped memories/{name}: {reason}", err=True)
@@ -40,7 +41,7 @@ def doctor(ctx, as_json):
     memories without aliases, Claude Code's MEMORY.md load cliff."""
     from hafiza.cli.checks import run_checks
 
-    checks = run_checks(open_vault(ctx))
+    checks = run_checks(open_vault(ctx), settings_of(ctx))
     if as_json:
         emit([c.__dict__ for c in checks])
     else:
@@ -56,8 +57,9 @@ def doctor(ctx, as_json):
 
 @cli.command()
 @click.option("--keep", type=click.Path(file_okay=False), help="Build the demo vault here and keep it.")
-def demo(keep):
+@click.pass_context
+def demo(ctx, keep):
     """Build a demo vault from bundled memories and show recall at work."""
     from .demo import run_demo
 
-    run_demo(keep)
+    run_demo(keep, settings_of(ctx))

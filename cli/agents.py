@@ -8,7 +8,7 @@ import time
 
 import click
 
-from .app import cli, emit, open_vault
+from .app import cli, emit, open_vault, settings_of
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
@@ -24,8 +24,7 @@ def hook(ctx, client, event):
     """
     from hafiza.hooks.entry import main
 
-    os.environ["HAFIZA_VAULT"] = str(ctx.obj)
-    sys.exit(main([client, event]))
+    sys.exit(main([client, event], environ={**os.environ, "HAFIZA_VAULT": str(ctx.obj)}))
 
 
 @cli.group()
@@ -97,7 +96,7 @@ def profile(ctx, project, cap, as_json):
     from hafiza.vault.paths import project_of
 
     vault = open_vault(ctx)
-    result = build_profile(Index(vault.root), vault.root, project or project_of(), cap)
+    result = build_profile(Index(vault.root), vault.root, project or project_of(), cap or settings_of(ctx).profile_chars)
     if as_json:
         emit(result.to_json())
         return

@@ -14,6 +14,8 @@ import click
 
 from hafiza.vault.errors import HafizaError
 
+SETTINGS, VAULTS = "hafiza.settings", "hafiza.vaults"  # keys in click's ctx.meta
+
 
 class HafizaGroup(click.Group):
     """Turns every HafizaError, and an OS failure such as a full disk, into one `Error: ...` line and
@@ -28,6 +30,10 @@ class HafizaGroup(click.Group):
             raise err from None
         except OSError as exc:
             raise click.ClickException(os_message(exc)) from None
+        finally:  # what the command's writes noticed: a placeholder key kept, a symlink skipped, the index
+            for vault in ctx.meta.get(VAULTS, ()):
+                for line in vault.warnings:
+                    click.echo(f"warning: {line}", err=True)
 
 
 def os_message(exc: OSError) -> str:
@@ -49,9 +55,11 @@ def os_message(exc: OSError) -> str:
 @click.pass_context
 def cli(ctx, vault_path):
     """hafiza: long-term memory for AI coding agents, in a git-backed markdown vault."""
+    from hafiza.indexer.config import settings
     from hafiza.vault.paths import resolve_vault
 
     ctx.obj = resolve_vault(vault_path)
+    ctx.meta[SETTINGS] = settings()  # the environment, read here and passed on (hafiza.indexer.config)
 
 
 def vault_root(ctx) -> Path:
@@ -68,10 +76,18 @@ def vault_root(ctx) -> Path:
     return root
 
 
-def open_vault(ctx, actor: str = "cli"):
-    from hafiza.vault.store import Vault
+def settings_of(ctx):
+    return ctx.meta[SETTINGS]
 
-    return Vault(ctx.obj, actor=actor).require()
+
+def open_vault(ctx, actor: str = "cli"):
+    """The vault, opened the one way writers open it: each write also brings the index and vectors up to
+    the files (hafiza.indexer.refresh.writable), and its warnings are printed when the command ends."""
+    from hafiza.indexer.refresh import writable
+
+    vault = writable(ctx.obj, actor, embedder=settings_of(ctx), progress=progress_factory()).require()
+    ctx.meta.setdefault(VAULTS, []).append(vault)
+    return vault
 
 
 def emit(data) -> None:
@@ -79,25 +95,6 @@ def emit(data) -> None:
     from hafiza.vault.text import visible
 
     click.echo(visible(json.dumps(data, ensure_ascii=False, indent=2, default=str), as_json=True))
-
-
-def refresh(vault, quiet: bool = False) -> None:
-    """After a write has been committed: say what it noticed, and bring the index (and the vectors,
-    where an embedder is on) up to the files.
-
-    The commit is the write; the index is rebuildable. A failure here (a full disk) is a warning,
-    never an error that would invite the user to repeat a write that landed.
-    """
-    from hafiza.indexer.refresh import refresh_all
-
-    for line in getattr(vault, "warnings", ()):
-        click.echo(f"warning: {line}", err=True)
-    try:
-        refresh_all(vault.root, progress=None if quiet else progress_factory())
-    except (OSError, HafizaError) as exc:
-        why = os_message(exc) if isinstance(exc, OSError) else exc.message
-        click.echo(f"warning: the change is committed, but the index could not be updated ({why.split(';')[0]}); "
-                   "search finds it after `hafiza reindex`", err=True)
 
 
 def progress_factory():

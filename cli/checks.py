@@ -14,10 +14,12 @@ class Check:
     details: list[str] = field(default_factory=list)
 
 
-def run_checks(vault) -> list[Check]:
-    return [check(vault) for check in (check_files, check_index, check_vectors, check_lock, check_git,
-                                       check_interrupted, check_links, check_private, check_usage,
-                                       check_aliases, check_claude_memory)]
+def run_checks(vault, settings) -> list[Check]:
+    """Every check; `settings` (hafiza.indexer.config) names the embedder whose vectors are checked."""
+    checks = [check(vault) for check in (check_files, check_index)]
+    checks.append(check_vectors(vault, settings))
+    return checks + [check(vault) for check in (check_lock, check_git, check_interrupted, check_links, check_private,
+                                                check_usage, check_aliases, check_claude_memory)]
 
 
 def check_files(vault) -> Check:
@@ -42,13 +44,13 @@ def check_index(vault) -> Check:
     return Check("index", "ok", f"{count} memories indexed, in step with the files{note}")
 
 
-def check_vectors(vault) -> Check:
+def check_vectors(vault, settings) -> Check:
     """Whether the meaning channel has what it needs: vectors by the embedder in use, for every memory."""
-    from hafiza.indexer.embed import default_embedder
+    from hafiza.indexer.config import embedder as choose
     from hafiza.indexer.index import Index
     from hafiza.indexer.vectors import VectorStore
 
-    embedder = default_embedder()  # the model itself loads lazily: not here
+    embedder = choose(settings)  # the model itself loads lazily: not here
     if embedder is None:
         return Check("vectors", "ok", "meaning channel off (HAFIZA_EMBEDDER=none): keyword recall only")
     store = VectorStore(vault.sidecar)

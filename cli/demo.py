@@ -28,21 +28,21 @@ SEARCHES = [
 HOOK_PROMPT = "yarın canlıya çıkacağız, hangi branch'ten deploy ediyorduk?"
 
 
-def run_demo(keep: str | None) -> None:
+def run_demo(keep: str | None, settings) -> None:
     from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
-    from hafiza.indexer.refresh import refresh_all
+    from hafiza.indexer.refresh import writable
     from hafiza.vault.importer import read_jsonl
     from hafiza.vault.store import Vault
 
     from .app import progress_factory
 
     root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="hafiza-demo-"))
-    vault = Vault.init(root, actor="demo")
+    Vault.init(root, actor="demo")
+    vault = writable(root, "demo", embedder=settings, progress=progress_factory())
     items, _ = read_jsonl(DATA)
     if not vault.taken_ids():
         vault.import_many(items, source="import:demo")
-    refresh_all(root, progress=progress_factory())
-    recall, mode = open_recall(root)
+    recall, mode = open_recall(root, embedder=settings)
     click.echo(f"demo vault: {root}  ({len(items)} memories, one import commit, search mode: {mode})\n")
     for title, query, options in SEARCHES:
         explain, floor = options.pop("explain", False), options.pop("floor", False)

@@ -9,7 +9,7 @@ import click
 
 from hafiza.vault.text import inline
 
-from .app import cli, emit, open_vault, vault_root
+from .app import cli, emit, open_vault, settings_of, vault_root
 
 
 def _scope_options(f):
@@ -50,7 +50,7 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
     if hits is None:
         from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
 
-        recall, mode = open_recall(root, mode)
+        recall, mode = open_recall(root, mode, embedder=settings_of(ctx))
         if mode not in recall.modes:
             raise click.UsageError(f"--mode {mode} needs the meaning channel, which is off here "
                                    "(HAFIZA_EMBEDDER=none); use --mode keyword")

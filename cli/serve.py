@@ -6,7 +6,7 @@ import click
 
 from hafiza.vault.errors import HafizaError
 
-from .app import cli, open_vault
+from .app import cli, open_vault, settings_of
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -34,4 +34,4 @@ def mcp_(ctx, http, project):
 
     address = _address(http) if http else None
     vault = open_vault(ctx)
-    serve(vault.root, project or project_of(), address)
+    serve(vault.root, project or project_of(), address, settings_of(ctx))

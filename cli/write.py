@@ -9,7 +9,7 @@ import click
 
 from hafiza.vault.errors import HafizaError, SecretRefused
 
-from .app import cli, emit, open_vault, refresh
+from .app import cli, emit, open_vault
 
 
 def _text_arg(text: str | None) -> str:
@@ -43,7 +43,6 @@ def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, rea
     vault = open_vault(ctx)
     memory = vault.remember(_text_arg(text), title=title, type=type_, tags=tags, aliases=aliases,
                             scope=scope, id=id_, supersedes=supersedes, reason=reason)
-    refresh(vault, quiet=True)
     if as_json:
         emit(_memory_json(memory))
     else:
@@ -73,7 +72,6 @@ def import_(ctx, source, project, scope, skip_invalid, as_json):
         raise HafizaError(f"{problems[0]} ({len(problems)} problem(s); nothing imported; --skip-invalid imports the rest)")
     memories, skipped = vault.import_many(items, source=f"import:{Path(source).name}", skip_invalid=skip_invalid)
     problems += skipped
-    refresh(vault)
     if as_json:
         emit({"imported": [m.id for m in memories], "skipped": problems})
         return
@@ -102,7 +100,6 @@ def edit(ctx, memory_id):
         masked = " with the secret masked" if isinstance(exc, SecretRefused) else ""
         exc.message = f"{exc.message} (nothing changed; your edit is saved{masked} in {draft})"
         raise exc from None  # keeps its class and exit code
-    refresh(vault, quiet=True)
     click.echo(f"edited {memory.id}")
 
 
@@ -121,8 +118,6 @@ def alias(ctx, memory_id, phrases, reason, as_json):
     """
     vault = open_vault(ctx)
     memory, added = vault.add_aliases(memory_id, list(phrases), reason)
-    if added:
-        refresh(vault, quiet=True)
     if as_json:
         emit({"id": memory.id, "added": added, "aliases": memory.aliases})
     elif added:
@@ -140,7 +135,6 @@ def supersede(ctx, old_id, new_id, reason):
     """Mark OLD_ID as replaced by NEW_ID (kept, but out of recall)."""
     vault = open_vault(ctx)
     vault.supersede(old_id, new_id, reason)
-    refresh(vault, quiet=True)
     click.echo(f"{old_id} is superseded by {new_id}")
 
 
@@ -152,7 +146,6 @@ def forget(ctx, memory_id, reason):
     """Archive a memory: it leaves recall; the file and its history stay."""
     vault = open_vault(ctx)
     vault.forget(memory_id, reason)
-    refresh(vault, quiet=True)
     click.echo(f"archived {memory_id}")
 
 
@@ -172,7 +165,6 @@ def fold(ctx):
     """Write pending usage counts from the log into the files, in one commit."""
     vault = open_vault(ctx)
     touched = vault.fold()
-    refresh(vault, quiet=True)
     click.echo(f"folded usage of {touched} memories" if touched else "nothing to fold")
 
 
@@ -183,7 +175,6 @@ def undo(ctx, commit):
     """Revert one hafiza commit (the latest by default). Refuses commits hafiza did not make."""
     vault = open_vault(ctx)
     target, sha = vault.undo(commit)
-    refresh(vault, quiet=True)
     click.echo(f"reverted {target[:10]} as {sha[:10]}")
 
 
@@ -195,7 +186,6 @@ def _import_claude_code(vault, project, scope, as_json) -> None:
         raise HafizaError(f"no Claude Code memory found{' for ' + project if project else ''} "
                           "under ~/.claude/projects/*/memory/")
     imported, seen = import_into(vault, dirs, scope)
-    refresh(vault)
     if as_json:
         emit({"imported": [m.id for m in imported], "already_imported": seen})
         return

@@ -44,11 +44,8 @@ class RequestTimeout(Exception):
     pass
 
 
-def idle_seconds() -> float:
-    return float(os.environ.get("HAFIZA_DAEMON_IDLE", IDLE_SECONDS))
-
-
-def serve(root: Path) -> int:
+def serve(root: Path, settings) -> int:
+    """Serve the vault at `root` until idle (settings: hafiza.indexer.config.Settings)."""
     root = Path(root).resolve()
     os.chdir(root)  # hold no other folder open (the hook that started it may have run anywhere)
     run = run_dir(root)
@@ -61,11 +58,14 @@ def serve(root: Path) -> int:
         return 0  # another instance owns this vault
     os.ftruncate(lock_fd, 0)
     os.write(lock_fd, f"{os.getpid()}\n".encode())
+    from functools import partial
+
     from hafiza.indexer.recall import open_recall
 
     from .service import answer
 
-    recall, mode = open_recall(root)
+    answer = partial(answer, profile_chars=settings.profile_chars)
+    recall, mode = open_recall(root, embedder=settings)
     recall.quick_sync = True
     warm_up(recall, mode)
     path = socket_path(root)
@@ -85,7 +85,7 @@ def serve(root: Path) -> int:
     stats = {"pid": os.getpid(), "vault": str(root), "mode": mode, "started": time.time(), "served": 0}
     write_status(run, stats)
     try:
-        Loop(server, recall, mode, stats, answer, root).run()
+        Loop(server, recall, mode, stats, answer, root, settings.daemon_idle or IDLE_SECONDS).run()
         return 0
     finally:
         server.close()
@@ -135,9 +135,10 @@ class Loop:
     the hooks (1.5 s) answered empty (the hardening fault pass).
     """
 
-    def __init__(self, server, recall, mode: str, stats: dict, answer, root: Path):
+    def __init__(self, server, recall, mode: str, stats: dict, answer, root: Path, idle: float = IDLE_SECONDS):
         self.server, self.recall, self.mode = server, recall, mode
         self.stats, self.answer, self.root = stats, answer, root
+        self.idle = idle  # seconds without a request before the process exits
         self.selector = selectors.DefaultSelector()
         self.selector.register(server, selectors.EVENT_READ)
         self.pending: dict[socket.socket, Pending] = {}  # oldest first
@@ -167,7 +168,7 @@ class Loop:
             self.selector.close()
 
     def _timeout(self) -> float:
-        tick = min(TICK, max(0.2, idle_seconds() / 2))
+        tick = min(TICK, max(0.2, self.idle / 2))
         if not self.pending:
             return tick
         soonest = min(r.deadline for r in self.pending.values())
@@ -223,7 +224,7 @@ class Loop:
 
     def _idle(self) -> bool:
         """Work for a quiet moment; True when the process should exit (idle too long, vault gone)."""
-        if time.monotonic() - self.last > idle_seconds() or not (self.root / ".git").exists():
+        if time.monotonic() - self.last > self.idle or not (self.root / ".git").exists():
             return True
         if time.monotonic() - self.last_full > FULL_SYNC:
             self._full_sync()  # picks up in-place hand edits the quick check cannot see
@@ -361,4 +362,6 @@ def rss_mb() -> float:
 
 
 if __name__ == "__main__":
-    sys.exit(serve(Path(sys.argv[1])))
+    from hafiza.indexer.config import settings
+
+    sys.exit(serve(Path(sys.argv[1]), settings()))

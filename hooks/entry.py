@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from hafiza.indexer.config import Settings, settings
 from hafiza.vault import usage
 from hafiza.vault.files import append_lines, atomic_write
 from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
@@ -37,20 +38,23 @@ class HookTimeout(Exception):
     pass
 
 
-def main(argv: list[str] | None = None, raw: bytes | None = None, try_warm: bool = True) -> int:
-    """The hook as a command: stdin in, stdout out, exit 0 whatever happens."""
+def main(argv: list[str] | None = None, raw: bytes | None = None, try_warm: bool = True, environ=None) -> int:
+    """The hook as a command: stdin in, stdout out, exit 0 whatever happens. The environment is read
+    here (`environ`, else the process's) and nowhere below."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2 or argv[0] in ("-h", "--help"):
         print("usage: hafiza hook <client> <event>  (reads the client's hook JSON on stdin)", file=sys.stderr)
         return 0
     root = None
     try:
-        _arm_timeout(float(os.environ.get("HAFIZA_HOOK_TIMEOUT", TIMEOUT_SECONDS)))
+        environ = os.environ if environ is None else environ
+        found = settings(environ)
+        _arm_timeout(found.hook_timeout or TIMEOUT_SECONDS)
         raw = sys.stdin.buffer.read(MAX_STDIN) if raw is None else raw
-        root = resolve_vault(os.environ.get("HAFIZA_VAULT"))
+        root = resolve_vault(environ.get("HAFIZA_VAULT"))
         out = warm(root, argv, raw) if try_warm else None
         if out is None:
-            out = respond(argv, raw, root, os.environ, ask_cold).encode("utf-8")
+            out = respond(argv, raw, root, environ, cold_asker(found)).encode("utf-8")
         signal.setitimer(signal.ITIMER_REAL, 0)
         sys.stdout.buffer.write(out)
         sys.stdout.flush()
@@ -122,16 +126,20 @@ def profile_block(event: Event, root: Path, ask) -> str:
     return ask(root, request).get("text", "")
 
 
-def ask_cold(root: Path, request: dict) -> dict:
-    """In-process keyword-only recall; starts the warm process in the background for the next prompt."""
-    if os.environ.get("HAFIZA_DAEMON", "1") != "0":
-        try:
-            wire.spawn(root)
-        except OSError as exc:  # this prompt still gets keyword recall
-            _log(root, f"could not start the warm process: {exc}")
-    from .service import cold
+def cold_asker(found: Settings):
+    """`ask` for `respond` without a warm process: in-process keyword-only recall, which also starts the
+    warm process in the background for the next prompt (unless the settings say not to)."""
+    def ask(root: Path, request: dict) -> dict:
+        if found.daemon:
+            try:
+                wire.spawn(root)
+            except OSError as exc:  # this prompt still gets keyword recall
+                _log(root, f"could not start the warm process: {exc}")
+        from .service import cold
 
-    return cold(root, request)
+        return cold(root, request, found.profile_chars)
+
+    return ask
 
 
 def recent_turns(transcript: str | None, prompt: str, turns: int = 2, tail_bytes: int = 64 << 10) -> str:

@@ -20,6 +20,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
+from hafiza.indexer.config import Settings
+from hafiza.indexer.config import settings as read_settings
 from hafiza.vault import episodes, usage
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
@@ -190,13 +192,14 @@ class Memories:
     """The tools, one method each, over the vault at `root`; reads share one Recall.
 
     Each write opens its own Vault (actor = the calling client) and goes
-    through its lock, secret guard and single commit; the index is refreshed
-    after it with the same embedder the reads use.
+    through its lock, secret guard and single commit; the vault brings the
+    index and vectors up to it, with the same embedder the reads use.
     """
 
-    def __init__(self, root: Path, project: str | None = None):
+    def __init__(self, root: Path, project: str | None, settings: Settings):
         self.root = Path(root)
         self.project = project
+        self.settings = settings
         self._recall = None
         self._mode = "keyword"
         # Tools run in worker threads; the index, embedder and vectors are shared, so one at a time.
@@ -208,22 +211,13 @@ class Memories:
         if self._recall is None:
             from hafiza.indexer.recall import open_recall
 
-            self._recall, self._mode = open_recall(self.root)
+            self._recall, self._mode = open_recall(self.root, embedder=self.settings)
         return self._recall
 
     def _vault(self, ctx: Context | None = None) -> Vault:
-        return Vault(self.root, actor=client_name(ctx)).require()
+        from hafiza.indexer.refresh import writable
 
-    def _refresh(self) -> None:
-        """After a committed write: the index follows. A failure here (a full disk) must not turn a
-        write that landed into a tool error an agent would retry; the next sync catches up."""
-        from hafiza.indexer.refresh import refresh_all
-
-        with self._lock:
-            try:
-                refresh_all(self.root, embedder=self._reader().embedder)
-            except (OSError, HafizaError):
-                pass
+        return writable(self.root, client_name(ctx), embedder=self._reader().embedder).require()
 
     def _scope(self, scope: str | None) -> str:
         """A memory's scope from what an agent says: global (default), 'project', project:<name> or <name>."""
@@ -298,7 +292,6 @@ class Memories:
             vault = self._vault(ctx)
             memory = vault.remember(text, title=title, type=type, tags=tags or (), aliases=aliases or (),
                                     scope=self._scope(scope), supersedes=supersedes or ())
-        self._refresh()
         return _ref(memory).model_copy(update={"warnings": vault.warnings})
 
     def add_aliases(
@@ -311,8 +304,6 @@ class Memories:
         for memories that `list` shows without aliases. Phrases it already has are skipped; one commit."""
         with tool_errors():
             memory, added = self._vault(ctx).add_aliases(id, aliases)
-        if added:
-            self._refresh()
         return AliasResult(id=memory.id, added=added, aliases=memory.aliases)
 
     def supersede(
@@ -328,7 +319,6 @@ class Memories:
         `remember` with `supersedes` instead. Returns the old memory."""
         with tool_errors(rename={"supersedes": "old_id", "id": "new_id"}):
             old, _ = self._vault(ctx).supersede(old_id, new_id, reason)
-        self._refresh()
         return _ref(old)
 
     def forget(
@@ -343,7 +333,6 @@ class Memories:
         `supersedes`."""
         with tool_errors(rename={None: "id"}):
             memory = self._vault(ctx).forget(id, reason)
-        self._refresh()
         return _ref(memory)
 
     def mark_used(
@@ -398,7 +387,8 @@ class Memories:
         from hafiza.indexer.profile import build_profile
 
         with tool_errors(), self._lock:
-            return ProfileResult(**build_profile(self._reader().index, self.root, self.project).to_json())
+            return ProfileResult(**build_profile(self._reader().index, self.root, self.project,
+                                                 self.settings.profile_chars).to_json())
 
     def record_episode(
         self,
@@ -420,8 +410,6 @@ class Memories:
         with tool_errors():
             episode, memory = episodes.record(self._vault(ctx), task, outcome, what_happened, lesson,
                                               scope=self._scope(scope) if lesson else None)
-        if memory is not None:
-            self._refresh()
         return EpisodeResult(id=episode.id, file=f"{episodes.EPISODES}/{episode.time[:7]}.jsonl",
                              lesson=_ref(memory) if memory else None)
 
@@ -435,9 +423,11 @@ TOOLS = [("recall", "recall", READ), ("remember", "remember", ADD), ("add_aliase
          ("list", "list_", READ), ("profile", "profile", READ), ("record_episode", "record_episode", ADD)]
 
 
-def create_server(root: Path, project: str | None = None, log_level: str = "WARNING") -> MCPServer:
-    """An MCP server over the vault at `root`; `project` is the scope `recall` adds to global by default."""
-    memories = Memories(root, project)
+def create_server(root: Path, project: str | None = None, log_level: str = "WARNING",
+                  settings: Settings | None = None) -> MCPServer:
+    """An MCP server over the vault at `root`; `project` is the scope `recall` adds to global by default.
+    The server is an edge: without `settings`, it reads them from the process environment."""
+    memories = Memories(root, project, settings or read_settings())
     server = MCPServer("hafiza", instructions=INSTRUCTIONS, log_level=log_level)
     for name, method, hints in TOOLS:
         fn = getattr(memories, method)
@@ -454,10 +444,13 @@ def check_loopback(host: str) -> str:
     return host
 
 
-def serve(root: Path, project: str | None = None, http: tuple[str, int] | None = None) -> None:
+def serve(root: Path, project: str | None = None, http: tuple[str, int] | None = None,
+          settings: Settings | None = None) -> None:
     """Run until the client disconnects (stdio) or the process is stopped (HTTP, at /mcp)."""
-    Vault(root).require()
-    server = create_server(root, project)
+    from hafiza.indexer.refresh import writable
+
+    writable(root).require()
+    server = create_server(root, project, settings=settings)
     if http is None:
         server.run()  # the SDK points fd 1 at stderr while serving: stray output cannot corrupt the protocol
     else:

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hafiza.vault.errors import HafizaError
+
 RECALL_LIMIT = 8  # more than the block shows: the session filter and budget cut afterwards
 
 
-def answer(recall, request: dict, mode: str) -> dict:
-    """Reply to one request: {"op": "recall" | "profile" | "ping", ...}."""
+def answer(recall, request: dict, mode: str, profile_chars: int | None = None) -> dict:
+    """Reply to one request: {"op": "recall" | "profile" | "ping", ...}. Raises HafizaError for one it
+    cannot answer; the warm process turns that into an error line at the socket, in one place."""
     op = request.get("op")
     if op == "recall":
         from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR
 
         mode = request.get("mode") or mode
         if mode not in recall.modes:
-            return {"error": f"mode {mode} is not available here"}
+            raise HafizaError(f"mode {mode} is not available here", field="mode")
         hits = recall.search(
             request.get("query") or "", limit=int(request.get("limit") or RECALL_LIMIT), mode=mode,
             project=request.get("project"), all_scopes=bool(request.get("all_scopes")),
@@ -26,16 +29,17 @@ def answer(recall, request: dict, mode: str) -> dict:
     if op == "profile":
         from hafiza.indexer.profile import build_profile
 
-        return build_profile(recall.index, Path(recall.root), request.get("project"), request.get("cap")).to_json()
+        cap = request.get("cap") or profile_chars
+        return build_profile(recall.index, Path(recall.root), request.get("project"), cap).to_json()
     if op == "ping":
         return {"mode": mode}
-    return {"error": f"unknown op {op!r}"}
+    raise HafizaError(f"unknown op {op!r}", field="op")
 
 
-def cold(root: Path, request: dict) -> dict:
+def cold(root: Path, request: dict, profile_chars: int | None = None) -> dict:
     """The fallback when no warm process answers: in-process and keyword-only (no model load)."""
     from hafiza.indexer.recall import Recall
 
     recall = Recall(root, embedder=None, notice=lambda _: None)
     recall.quick_sync = True  # nothing written since the last full sync: open the index as it is
-    return answer(recall, request, "keyword")
+    return answer(recall, request, "keyword", profile_chars)

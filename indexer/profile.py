@@ -6,7 +6,6 @@ to prompt-time recall, and `hafiza profile` says what was left out and why.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -38,10 +37,6 @@ class Profile:
 
     def to_json(self) -> dict:
         return {"text": self.text, "cap": self.cap, "lines": [asdict(line) for line in self.lines]}
-
-
-def cap_from_env(cap: int | None) -> int:
-    return int(cap or os.environ.get("HAFIZA_PROFILE_CHARS") or DEFAULT_CAP)
 
 
 def pinned_lines(root: Path) -> list[str]:
@@ -107,4 +102,4 @@ def fit(lines: list[Line], cap: int) -> Profile:
 def build_profile(index, root: Path, project: str | None, cap: int | None = None) -> Profile:
     """Pinned lines, identity memories and the strongest rules, within `cap` characters."""
     pinned = [Line(inline(text, LINE_CHARS), "pinned") for text in pinned_lines(root)]
-    return fit(pinned + candidates(index, project), cap_from_env(cap))
+    return fit(pinned + candidates(index, project), int(cap or DEFAULT_CAP))

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hafiza.vault import usage
+from hafiza.vault.errors import HafizaError
 
 from . import rank
-from .config import embedder_choice
 from .index import Index
 from .schema import FIELD_BOOSTS
 from .search import GATHER, Hit, View, factors, keyword_channel, query_terms, to_hit, visible
@@ -108,7 +108,7 @@ class Recall:
         unrelated prompt gets nothing. `exclude` ids are skipped (already shown).
         """
         if mode not in self.modes:
-            raise ValueError(f"mode {mode!r} is not available; use one of {', '.join(self.modes)}")
+            raise HafizaError(f"mode {mode!r} is not available; use one of {', '.join(self.modes)}", field="mode")
         today = today or dt.date.today()
         args = (query, limit, mode, project, all_scopes, include_inactive, today, sync, floor, exclude, context)
         try:
@@ -298,13 +298,12 @@ def _round(value):
     return round(value, 4) if isinstance(value, float) else value
 
 
-def open_recall(root: Path, mode: str | None = None, embedder="default") -> tuple[Recall, str]:
-    """A Recall for `root` and the mode to use: hybrid when an embedder is on, else keyword."""
-    if embedder == "default":
-        embedder = None
-        if mode != "keyword" and embedder_choice() != "none":
-            from .embed import default_embedder  # numpy and the model: only when the meaning channel is on
+def open_recall(root: Path, mode: str | None = None, embedder=None) -> tuple[Recall, str]:
+    """A Recall for `root` and the mode to use: hybrid when given an embedder, else keyword.
+    `embedder` may be Settings (hafiza.indexer.config), which names one."""
+    from .config import Settings, embedder as choose
 
-            embedder = default_embedder()
+    if isinstance(embedder, Settings):
+        embedder = choose(embedder, mode)
     recall = Recall(root, embedder)
     return recall, mode or ("hybrid" if embedder is not None else "keyword")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .config import Settings
+from .config import embedder as choose_embedder
 from .index import Index, SyncReport
 from .schema import ALIAS_SEPARATOR
 
@@ -16,25 +18,36 @@ VECTORS_WANTED = "vectors.wanted"  # "sync once more": left by a writer that fou
 REBUILD_WAIT = 600.0  # seconds a rebuild waits for a sync in progress (20,000 memories embed in ~5 min)
 
 
-def refresh_all(root: Path, progress=None, embedder="default", rebuild: bool = False) -> SyncReport:
-    """Sync the index (incrementally, or from scratch with `rebuild`) and then the vectors."""
+def refresh_all(root: Path, progress=None, embedder=None, rebuild: bool = False) -> SyncReport:
+    """Sync the index (incrementally, or from scratch with `rebuild`) and then the vectors of `embedder`
+    (none when it is None)."""
     index = Index(root)
     report = index.rebuild(progress) if rebuild else index.sync(progress)
-    if embedder == "default":
-        from .config import embedder_choice
-
-        embedder = None
-        if embedder_choice() != "none":
-            from .embed import default_embedder
-
-            embedder = default_embedder()
     if embedder is not None:
         sync_vectors(index, embedder, progress, rebuild)
     return report
 
 
-def rebuild_all(root: Path, progress=None, embedder="default") -> SyncReport:
+def rebuild_all(root: Path, progress=None, embedder=None) -> SyncReport:
     return refresh_all(root, progress, embedder, rebuild=True)
+
+
+def writable(root: Path, actor: str = "cli", embedder=None, progress=None, **options):
+    """The Vault every writer opens: each of its writes, once committed, brings the index and the vectors
+    up to the files (outside the writer lock), so no adapter can forget to.
+
+    `embedder` is an Embedder, None (keyword-only), or Settings, resolved only when a write commits
+    (a read-only command never imports the model).
+    """
+    from hafiza.vault.store import Vault
+
+    def follow(vault) -> None:
+        chosen = embedder
+        if isinstance(chosen, Settings):
+            chosen = choose_embedder(chosen)
+        refresh_all(vault.root, progress, chosen)
+
+    return Vault(root, actor, after_commit=follow, **options)
 
 
 def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,

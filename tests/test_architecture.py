@@ -92,3 +92,36 @@ def test_importing_a_layer_does_not_pull_in_the_layers_above(module, banned):
     layer = module.split(".")[1]
     above = {"vault": LAYERS[1:], "indexer": ("hooks", "cli"), "hooks": ("cli",)}[layer]
     assert [m for m in loaded if m.split(".")[:2] in [["hafiza", a] for a in above]] == []
+
+
+def calls(path: Path, name: str) -> list[int]:
+    """Lines where `path` calls `name(...)` (a bare name or an attribute's last part)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and (getattr(node.func, "id", None) == name or getattr(node.func, "attr", None) == name)]
+
+
+def test_adapters_open_vaults_only_through_the_one_write_path():
+    """A Vault made by hand does not bring the index and vectors up to its writes: adapters (the command
+    line, the hooks, the MCP server) open it with hafiza.indexer.refresh.writable, which does."""
+    found = [f"{path.relative_to(ROOT)}:{line}" for package in ("cli", "hooks")
+             for path in sorted((ROOT / package).rglob("*.py")) for line in calls(path, "Vault")]
+    assert found == []
+
+
+# The environment is read at the edges and passed in (hafiza.indexer.config); the library reads it
+# only to resolve default locations: the vault (vault/paths.py) and the model cache (indexer/embed.py).
+ENVIRON_ALLOWED = {"vault/paths.py", "indexer/config.py", "indexer/embed.py"}
+
+
+def test_the_library_does_not_read_the_environment():
+    found = []
+    for package in ("vault", "indexer", "curator", "verifier", "skills"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            uses = [node.lineno for node in ast.walk(tree)
+                    if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "putenv")]
+            if uses and rel not in ENVIRON_ALLOWED:
+                found += [f"{rel}:{line}" for line in uses]
+    assert found == []

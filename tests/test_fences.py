@@ -22,8 +22,8 @@ from fence_corpus import BENIGN, HOSTILE
 
 from hafiza.hooks import render
 from hafiza.hooks.clients import hook_argv
-from hafiza.hooks.entry import respond
-from hafiza.hooks.service import cold
+from hafiza.hooks.entry import cold_asker, respond
+from hafiza.indexer.config import Settings
 from hafiza.indexer.index import Index
 from hafiza.vault.text import inline, visible
 
@@ -98,9 +98,11 @@ def hostile(vault, monkeypatch):
         vault.remember(f"{text} {word} {word[::-1]} checklist", title=f"{word} {text}", type="rule", id=word)
     (vault.root / "profile.md").write_text(
         "".join(f"- pinned{n} {text}\n" for n, (text, _) in enumerate(HOSTILE)), encoding="utf-8")
-    monkeypatch.setenv("HAFIZA_PROFILE_CHARS", "50000")  # every line fits: each one is checked
     monkeypatch.setenv("HAFIZA_DAEMON", "0")
     return vault
+
+
+ASK = cold_asker(Settings(profile_chars=50_000, daemon=False))  # every profile line fits: each one is checked
 
 
 def received(vault, client: str, kind: str, session: str, moim, prompt: str = "") -> str:
@@ -108,7 +110,7 @@ def received(vault, client: str, kind: str, session: str, moim, prompt: str = ""
     event = (PROMPT_EVENT if kind == "prompt" else START_EVENT)[client]
     payload = {"session_id": session, "prompt": prompt, "source": "startup"}
     out = respond([client, event], json.dumps(payload).encode(), vault.root,
-                  {"GOOSE_MOIM_MESSAGE_FILE": str(moim)}, cold)
+                  {"GOOSE_MOIM_MESSAGE_FILE": str(moim)}, ASK)
     assert_no_controls(out)
     if client == "goose":  # its hook stdout is discarded: the MOIM file is what Goose reads
         assert out == ""

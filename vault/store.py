@@ -101,10 +101,14 @@ def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
 class Vault:
     """A memory vault rooted at `root`: a git repository of markdown files."""
 
-    def __init__(self, root: Path, actor: str = "cli", lock_timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, root: Path, actor: str = "cli", lock_timeout: float = DEFAULT_TIMEOUT, after_commit=None):
         self.root = Path(root)
         self.actor = actor
         self.lock_timeout = lock_timeout  # seconds a writer waits for the lock before VaultLocked
+        # Called with the vault after each write that committed, outside the lock: what keeps derived stores
+        # (the index, the vectors) in step. hafiza.indexer.refresh.writable sets it; see there.
+        self.after_commit = after_commit
+        self._commits = 0
         self._implicit: set[str] = set()  # commits `transaction` made before the caller's change
         self.memories_dir = self.root / MEMORIES
         self.sidecar = self.root / SIDECAR
@@ -212,6 +216,7 @@ class Vault:
         from .git import message
 
         self.require()
+        self._commits = 0
         with locked(self.lock_path, self.lock_timeout):
             # Commits made on the way in are not what the caller asked for: undo must not pick them.
             self._implicit = set()
@@ -220,6 +225,7 @@ class Vault:
             changed = self._hand_edits(self.git.changed())
             if changed:
                 self._implicit.add(self.git.commit(changed, message("record manual edits", "manual-edits", "user")))
+                self._commits += 1
             first = usage.oldest(self.sidecar)
             if first is not None and dt.datetime.now() - first > FOLD_AFTER:
                 before = self.git.head()
@@ -234,6 +240,18 @@ class Vault:
                     except Exception:  # e.g. the disk is still full: the journal stays for the next writer
                         pass
                 raise
+        if self._commits and self.after_commit is not None:
+            self._follow()
+
+    def _follow(self) -> None:
+        """Bring derived stores up to the commit. The commit is the write: a failure here is a warning,
+        never an error that would invite repeating a write that landed; readers catch up from the files."""
+        try:
+            self.after_commit(self)
+        except (OSError, HafizaError) as exc:
+            why = exc.message if isinstance(exc, HafizaError) else (exc.strerror or str(exc))
+            self.warnings.append(f"the change is committed, but the index could not follow ({why}); search "
+                                 "finds it after `hafiza reindex`")
 
     def _recover(self) -> None:
         """What a writer killed mid-way left: a stale git lock, half a write, temp files."""
@@ -317,8 +335,13 @@ class Vault:
             if os.path.lexists(path):
                 self._scan_file(Path(path), str(name), "about to be committed")
         sha = self.git.commit(rel, text)
-        self._journal.end()
+        self._landed()
         return sha
+
+    def _landed(self) -> None:
+        """A commit of this write is in: its journal is done, and derived stores follow after the lock."""
+        self._journal.end()
+        self._commits += 1
 
     def new_memory(self, text: str, *, title=None, type=None, tags=(), scope=None, id=None,
                    aliases=(), supersedes=(), source=None, created=None, taken=None) -> Memory:
@@ -561,5 +584,5 @@ class Vault:
             what = target.subject.removeprefix("hafiza: ")
             self.track([self.root / p for p in self.git.changed_paths(target.sha)])
             sha = self.git.revert(target.sha, message(f"undo {what}", "undo", self.actor, f"reverts {target.sha}"))
-            self._journal.end()
+            self._landed()
         return target.sha, sha

@@ -11,6 +11,7 @@ import datetime as dt
 import os
 from pathlib import Path
 
+from .errors import HafizaError
 from .files import append_lines
 
 LOG = "usage.log"
@@ -30,7 +31,7 @@ class Pending:
 def append(sidecar: Path, event: str, ids, session: str | None = None) -> None:
     """Append one line per id; O_APPEND keeps concurrent small writes whole."""
     if event not in EVENTS:
-        raise ValueError(f"unknown usage event {event!r}")
+        raise HafizaError(f"unknown usage event {event!r}", field="event")
     ids = [i for i in ids if i]
     if not ids:
         return
