@@ -81,9 +81,10 @@ def bench(root: Path, queries: list[str]) -> dict:
     from mcp import Client
 
     from hafiza.hooks.mcp import create_server
+    from hafiza.indexer.config import settings
     from hafiza.indexer.recall import FLOOR, open_recall
 
-    recall, mode = open_recall(root)
+    recall, mode = open_recall(root, embedder=settings())  # the embedder HAFIZA_EMBEDDER names, as the server uses
     mcp_ms, direct_ms, hits = [], [], []
 
     def direct(q: str) -> float:
