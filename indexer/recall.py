@@ -45,7 +45,8 @@ class Floor(NamedTuple):
 
     idf: float = 1.5          # matched IDF mass, in units of a word found in one memory only
     margin: float = 0.0       # or: closer to the memory than to any background prompt (background.py)
-    # A prompt that reads like a background prompt ("daha kısa yaz") needs more keyword evidence.
+    # A prompt that reads like a background prompt (a request about the answer's style, say) needs more
+    # keyword evidence. Both set by hand, not searched by the calibration (bench/recall/README.md).
     background_level: float = 0.6
     background_idf: float = 5.0   # extra IDF units per unit of background similarity above the level
     relative: float = 0.25    # and within this fraction of the best hit's score
@@ -55,6 +56,42 @@ FLOOR = Floor()
 # `hafiza search`: any keyword match counts (a person typed the words on purpose), but a
 # meaning-only neighbour must still beat the background, or unrelated queries list noise.
 SEARCH_FLOOR = Floor(idf=0.0, relative=0.0, background_idf=0.0)
+
+
+class Scope(NamedTuple):
+    """Which memories a search may return."""
+
+    project: str | None = None      # its memories join the global ones
+    all_scopes: bool = False
+    include_inactive: bool = False  # superseded and archived too
+
+
+class Query(NamedTuple):
+    text: str
+    limit: int
+    mode: str
+    scope: Scope
+    today: dt.date
+    sync: bool
+    floor: Floor | None
+    exclude: frozenset
+    context: str
+
+
+class Candidate:
+    """What the channels found about one memory; `parts()` is what `--explain` shows.
+    A plain class with slots: dataclasses costs the cold hook ~5 ms to import."""
+
+    EVIDENCE = ("keyword_rank", "bm25", "coverage", "idf", "background", "meaning_rank", "cosine", "margin")
+    __slots__ = ("doc", *EVIDENCE)
+
+    def __init__(self, doc: dict, **evidence):
+        self.doc = doc
+        for name in self.EVIDENCE:
+            setattr(self, name, evidence.get(name))
+
+    def parts(self) -> dict:
+        return {name: _round(getattr(self, name)) for name in self.EVIDENCE if getattr(self, name) is not None}
 
 
 class Recall:
@@ -109,33 +146,33 @@ class Recall:
         """
         if mode not in self.modes:
             raise HafizaError(f"mode {mode!r} is not available; use one of {', '.join(self.modes)}", field="mode")
-        today = today or dt.date.today()
-        args = (query, limit, mode, project, all_scopes, include_inactive, today, sync, floor, exclude, context)
+        q = Query(query, limit, mode, Scope(project, all_scopes, include_inactive), today or dt.date.today(),
+                  sync, floor, frozenset(exclude), context)
         try:
-            return self._search(*args)
+            return self._search(q)
         except (EOFError, OSError, struct.error, pickle.UnpicklingError) as exc:
             # Damage that only shows while reading (a truncated posting file): rebuild once.
             self.index.notice(f"the index could not be read ({type(exc).__name__}); rebuilding it from the files")
             self.index.rebuild()
-            return self._search(*args)
+            return self._search(q)
 
-    def _search(self, query, limit, mode, project, all_scopes, include_inactive, today, sync, floor,
-                exclude, context) -> list[Hit]:
-        view = self.view(sync)
-        words = query_terms(_head_and_tail(query, MAX_QUERY_CHARS))
-        extra = [w for w in query_terms(_head_and_tail(context, MAX_QUERY_CHARS)) if w not in words] if context else []
-        scope = dict(project=project, all_scopes=all_scopes, include_inactive=include_inactive)
-        cands: dict[str, dict] = {}
-        if mode != "meaning" and words:
-            self._keyword(view, words, extra, scope, cands)
-        if mode != "keyword":
-            self._meaning(view, query, scope, cands)
-        hits = self._score(cands, mode, today, set(exclude))
-        return (apply_floor(hits, mode, floor) if floor else hits)[:limit]
+    def _search(self, q: Query) -> list[Hit]:
+        view = self.view(q.sync)
+        words = query_terms(_head_and_tail(q.text, MAX_QUERY_CHARS))
+        extra = [w for w in query_terms(_head_and_tail(q.context, MAX_QUERY_CHARS)) if w not in words] \
+            if q.context else []
+        cands: dict[str, Candidate] = {}
+        if q.mode != "meaning" and words:
+            self._keyword(view, words, extra, q.scope, cands)
+        if q.mode != "keyword":
+            self._meaning(view, q.text, q.scope, cands)
+        hits = self._score(cands, q.mode, q.today, q.exclude)
+        return (apply_floor(hits, q.mode, q.floor) if q.floor else hits)[:q.limit]
 
     def view(self, sync: bool = True) -> View:
         """The open reader on the current index, kept while the index object stays the same."""
-        ix = self.index.open(quick=self.quick_sync) if sync or self.index._ix is None else self.index._ix
+        opened = self.index.opened
+        ix = self.index.open(quick=self.quick_sync) if sync or opened is None else opened
         if self._view is None or self._view.ix is not ix:
             self.close()
             self._view = View(ix)
@@ -166,13 +203,13 @@ class Recall:
         if not words:
             return
         rarest = _idf_of(n, 1)
-        found = keyword_channel(view, words, also=extra, asked=asked, **scope)
+        found = keyword_channel(view, words, also=extra, asked=asked, **scope._asdict())
         if extra:
             found = _sharpen(found, {w: idf[w] for w in extra})
         for position, (doc, bm25, matched) in enumerate(found, 1):
             mass = sum(idf.get(w, 0.0) * weight for w, weight in matched.items())
-            cands[doc["id"]] = {"doc": doc, "keyword_rank": position, "bm25": bm25,
-                                "coverage": mass / total, "idf": mass / rarest}
+            cands[doc["id"]] = Candidate(doc, keyword_rank=position, bm25=bm25, coverage=mass / total,
+                                         idf=mass / rarest)
 
     def _meaning(self, view, query, scope, cands) -> None:
         store = self.vectors()
@@ -186,11 +223,11 @@ class Recall:
 
             self._background = vectors(self.embedder, self.index.sidecar)
         background = float((self._background @ qvec).max())
-        for entry in cands.values():
-            entry["background"] = background
+        for cand in cands.values():
+            cand.background = background
         for position, (mem_id, doc, cosine) in enumerate(self._nearest(store, qvec, view, scope, cands), 1):
-            entry = cands.setdefault(mem_id, {"doc": doc, "background": background})
-            entry.update(meaning_rank=position, cosine=cosine, margin=cosine - background)
+            cand = cands.setdefault(mem_id, Candidate(doc, background=background))
+            cand.meaning_rank, cand.cosine, cand.margin = position, cosine, cosine - background
 
     def _nearest(self, store, qvec, view, scope, cands) -> list[tuple[str, dict, float]]:
         """The GATHER nearest memories that are in scope, as (id, document, cosine)."""
@@ -198,9 +235,9 @@ class Recall:
         while True:
             near = []
             for mem_id, cosine in store.search(qvec, k):
-                entry = cands.get(mem_id)
-                doc = entry["doc"] if entry else view.doc_by_id(mem_id)
-                if doc is not None and visible(doc, **scope):
+                cand = cands.get(mem_id)
+                doc = cand.doc if cand else view.doc_by_id(mem_id)
+                if doc is not None and visible(doc, **scope._asdict()):
                     near.append((mem_id, doc, float(cosine)))
                     if len(near) == GATHER:
                         return near
@@ -210,22 +247,22 @@ class Recall:
 
     # ---- fusion, floor, factors
 
-    def _score(self, cands: dict, mode: str, today, exclude: set) -> list[Hit]:
+    def _score(self, cands: dict[str, Candidate], mode: str, today, exclude) -> list[Hit]:
         pending = self._pending.read()
         hits = []
         for mem_id, c in cands.items():
             if mem_id in exclude:
                 continue
             if mode == "keyword":
-                relevance = c["bm25"]
+                relevance = c.bm25
             else:
-                relevance = (rank.rrf(c.get("keyword_rank"), c.get("coverage", 0.0))
-                             + rank.rrf(c.get("meaning_rank"), rank.MEANING_WEIGHT))
-            parts = {k: _round(v) for k, v in c.items() if k != "doc"}
+                relevance = (rank.rrf(c.keyword_rank, c.coverage or 0.0)
+                             + rank.rrf(c.meaning_rank, rank.MEANING_WEIGHT))
+            parts = c.parts()
             parts["relevance"] = _round(relevance)
-            parts.update(factors(c["doc"], pending, today))
+            parts.update(factors(c.doc, pending, today))
             score = relevance * parts["strength"] * parts["usefulness"] * parts["type_weight"] * parts["status"]
-            hits.append(to_hit(c["doc"], score, parts))
+            hits.append(to_hit(c.doc, score, parts))
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
 
