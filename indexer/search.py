@@ -202,11 +202,12 @@ def keyword_channel(view: View, words, *, also=(), asked=None, project=None, all
 def alias_weights(phrases: list[frozenset[str]], asked: set[str]) -> dict[str, float]:
     """Per word, the largest share of an alias phrase holding it that `asked` covers.
 
-    An alias is a phrase someone might type ("don't commit env"); a prompt
-    that shares one common word with it ("don't change that file") has not
-    asked for it. Counting such words in full let chitchat through the floor
-    once agents wrote aliases (bench/recall, hybrid: silence 0.953 -> 0.938,
-    held-out 0.95 -> 0.883), at a cost in recall@2 of 0.895 -> 0.879.
+    An alias is a phrase someone might type ("never commit the .env file"); a
+    prompt that shares one common word with it ("commit this") has not asked
+    for it. Counting such words in full let chitchat through the floor once
+    agents wrote aliases (bench/recall tuning set, hybrid, with the background
+    sentences of the time: silence 0.953 -> 0.938), at a cost in recall@2 of
+    0.895 -> 0.879.
     """
     weights: dict[str, float] = {}
     for phrase in phrases:
