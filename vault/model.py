@@ -72,6 +72,14 @@ class Memory:
         return replace(self, **changes)
 
 
+class FieldError(ValueError):
+    """A frontmatter value that does not validate; `field` names its key. Reads as `key: problem`."""
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+
+
 def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
@@ -90,7 +98,7 @@ def as_date(value, key: str) -> dt.date | None:
             return dt.date.fromisoformat(value.strip()[:10])
         except ValueError:
             pass
-    raise ValueError(f"{key}: expected a date like 2026-11-30, got {value!r}")
+    raise FieldError(key, f"expected a date like 2026-11-30, got {value!r}")
 
 
 def _str_list(value, key: str) -> list[str]:
@@ -99,7 +107,7 @@ def _str_list(value, key: str) -> list[str]:
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         value = [value]
     if not isinstance(value, list):
-        raise ValueError(f"{key}: expected a list of strings, got {type(value).__name__}")
+        raise FieldError(key, f"expected a list of strings, got {type(value).__name__}")
     return [str(v).strip() for v in value if v is not None and str(v).strip()]
 
 
@@ -107,7 +115,7 @@ def _count(value, key: str) -> int:
     if value in (None, ""):
         return 0
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError(f"{key}: expected a non-negative number, got {value!r}")
+        raise FieldError(key, f"expected a non-negative number, got {value!r}")
     return int(value)
 
 
@@ -116,7 +124,7 @@ def _choice(value, key: str, choices, default: str) -> str:
         return default
     value = str(value).strip().lower()
     if value not in choices:
-        raise ValueError(f"{key}: {value!r} is not one of {', '.join(choices)}")
+        raise FieldError(key, f"{value!r} is not one of {', '.join(choices)}")
     return value
 
 
@@ -129,20 +137,20 @@ def from_metadata(meta: dict, body: str, *, path: Path | None = None) -> Memory:
     default_id = path.stem if path else None
     mem_id = str(meta.get("id") or default_id or "")
     if not is_valid_id(mem_id):
-        raise ValueError(f"id: {mem_id!r} is not a valid id (lowercase letters, digits and -)")
+        raise FieldError("id", f"{mem_id!r} is not a valid id (lowercase letters, digits and -)")
     title = _optional_str(meta.get("title")) or first_line(body) or mem_id
     scope = str(meta.get("scope") or "global").strip()
     if not _SCOPE.match(scope):
-        raise ValueError(f"scope: {scope!r} must be 'global' or 'project:<name>'")
+        raise FieldError("scope", f"{scope!r} must be 'global' or 'project:<name>'")
     half_life = meta.get("half_life_days")
     if half_life not in (None, "") and (isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or half_life <= 0):
-        raise ValueError(f"half_life_days: expected a positive number, got {half_life!r}")
+        raise FieldError("half_life_days", f"expected a positive number, got {half_life!r}")
     claims = meta.get("claims") or []
     verified = meta.get("verified")
     if not isinstance(claims, list):
-        raise ValueError("claims: expected a list")
+        raise FieldError("claims", "expected a list")
     if verified is not None and not isinstance(verified, dict):
-        raise ValueError("verified: expected a mapping like {at: 2026-11-30, status: ok}")
+        raise FieldError("verified", "expected a mapping like {at: 2026-11-30, status: ok}")
     return Memory(
         id=mem_id,
         title=title.strip(),

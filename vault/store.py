@@ -68,6 +68,27 @@ def _limit_list(values: list[str], most: int, chars: int, what: str) -> list[str
     return values
 
 
+def _input(**raw) -> dict:
+    """A new memory's fields as they come from the CLI, JSONL, markdown headers or MCP, normalised (a number
+    is text, a lone string a list, spacing trimmed) and held to the limits; HafizaError names the field."""
+    text = _limit((_text(raw["text"], "text") or "").strip(), MAX_TEXT_CHARS, "text")
+    if not text:
+        raise HafizaError("the memory text is empty", field="text")
+    kind = (_text(raw["type"], "type", numbers=False) or "knowledge").strip().lower()
+    if kind not in model.TYPES:
+        raise HafizaError(f"unknown type {kind!r}; use one of {', '.join(model.TYPES)}", field="type")
+    title = _limit((_text(raw["title"], "title") or model.first_line(text)).strip(), MAX_TITLE_CHARS, "title")
+    tags = _limit_list([t.strip() for t in _strings(raw["tags"], "tags")], MAX_TAGS, MAX_TAG_CHARS, "tags")
+    aliases = _merge_aliases((), _strings(raw["aliases"], "aliases"))[0]
+    scope, source = _text(raw["scope"], "scope", numbers=False), _text(raw["source"], "source")
+    for what, value in (("scope", scope), ("source", source)):
+        _limit(value or "", MAX_FIELD_CHARS, what)
+    return {"text": text, "type": kind, "title": title, "tag_list": tags, "tags": " ".join(tags),
+            "alias_list": aliases, "aliases": " ".join(aliases), "scope": scope, "source": source,
+            "id": _text(raw["id"], "id", numbers=False),
+            "supersedes": _limit_list(_strings(raw["supersedes"], "supersedes"), MAX_SUPERSEDES, 80, "supersedes")}
+
+
 def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
     """(all aliases, the new ones among them): spacing collapsed, empty ones dropped, and a phrase
     already there skipped, compared as search compares words ("İzmir" = "izmir", "şifre" = "sifre").
@@ -345,42 +366,33 @@ class Vault:
 
     def new_memory(self, text: str, *, title=None, type=None, tags=(), scope=None, id=None,
                    aliases=(), supersedes=(), source=None, created=None, taken=None) -> Memory:
-        """Validate input and build a Memory (not yet written). Raises HafizaError naming the field."""
-        # Input may come from JSONL, markdown headers or MCP: a number is text, a lone string a list.
-        text, title = _text(text, "text"), _text(title, "title")
-        type, scope, id = (_text(v, k, numbers=False) for k, v in (("type", type), ("scope", scope), ("id", id)))
-        tags, aliases = _strings(tags, "tags"), _merge_aliases((), _strings(aliases, "aliases"))[0]
-        supersedes = _strings(supersedes, "supersedes")
-        text = _limit((text or "").strip(), MAX_TEXT_CHARS, "text")
-        if not text:
-            raise HafizaError("the memory text is empty", field="text")
-        type = (type or "knowledge").strip().lower()
-        if type not in model.TYPES:
-            raise HafizaError(f"unknown type {type!r}; use one of {', '.join(model.TYPES)}", field="type")
-        title = _limit((title or model.first_line(text)).strip(), MAX_TITLE_CHARS, "title")
-        tags = _limit_list([t.strip() for t in tags], MAX_TAGS, MAX_TAG_CHARS, "tags")
-        supersedes = _limit_list(supersedes, MAX_SUPERSEDES, 80, "supersedes")
-        for what, value in (("scope", scope), ("source", source)):
-            _limit(value or "", MAX_FIELD_CHARS, what)
-        self._check_fields({"text": text, "title": title, "tags": " ".join(tags), "aliases": " ".join(aliases),
-                            "scope": scope or "", "source": source or ""})
-        taken = self.taken_ids() if taken is None else taken
-        if id:
-            if not is_valid_id(id):
-                raise HafizaError(f"id {id!r} is not valid: use lowercase letters, digits and -", field="id")
-            if id in taken:
-                raise HafizaError(f"id {id!r} is already taken", field="id")
-        else:
-            id = unique_id(slugify(title), taken)
+        """Validate input and build a Memory (not yet written). Raises HafizaError naming the field.
+
+        The keywords are the frontmatter's own keys (`type`, `id`), as files, imports and agents name them.
+        """
+        given = _input(text=text, title=title, type=type, tags=tags, scope=scope, id=id, aliases=aliases,
+                       supersedes=supersedes, source=source)
+        self._check_fields({key: given[key] or "" for key in ("text", "title", "tags", "aliases", "scope", "source")})
+        memory_id = self._new_id(given["id"], given["title"], self.taken_ids() if taken is None else taken)
         try:
-            created = model.as_date(created, "created") or dt.date.today()
+            day = model.as_date(created, "created") or dt.date.today()
             return model.from_metadata(
-                {"id": id, "type": type, "title": title, "scope": scope or "global", "created": created,
-                 "updated": created, "tags": list(tags), "aliases": list(aliases),
-                 "supersedes": list(supersedes), "source": source or "manual"}, text)
-        except ValueError as exc:
-            field = str(exc).split(":", 1)[0]
-            raise HafizaError(str(exc), field=field) from None
+                {"id": memory_id, "type": given["type"], "title": given["title"], "scope": given["scope"] or "global",
+                 "created": day, "updated": day, "tags": given["tag_list"], "aliases": given["alias_list"],
+                 "supersedes": given["supersedes"], "source": given["source"] or "manual"}, given["text"])
+        except model.FieldError as exc:
+            raise HafizaError(str(exc), field=exc.field) from None
+
+    @staticmethod
+    def _new_id(wanted: str | None, title: str, taken) -> str:
+        """The id asked for, if valid and free; else one made from the title."""
+        if not wanted:
+            return unique_id(slugify(title), taken)
+        if not is_valid_id(wanted):
+            raise HafizaError(f"id {wanted!r} is not valid: use lowercase letters, digits and -", field="id")
+        if wanted in taken:
+            raise HafizaError(f"id {wanted!r} is already taken", field="id")
+        return wanted
 
     def _check_fields(self, fields: dict[str, str]) -> None:
         """The secret guard over every field at once; the one at fault is named only when something is
