@@ -151,10 +151,8 @@ def check_private(vault) -> Check:
 def check_usage(vault) -> Check:
     from hafiza.vault import usage
 
-    pending = usage.pending(vault.sidecar)
-    shown = sum(p.shown for p in pending.values())
-    used = sum(p.used for p in pending.values())
-    return Check("usage", "ok", f"{shown} impressions and {used} uses waiting to be folded")
+    waiting = usage.unfolded(vault.sidecar)
+    return Check("usage", "ok", f"{waiting.shown} impressions and {waiting.used} uses waiting to be folded")
 
 
 def check_claude_memory(vault) -> Check:

@@ -196,14 +196,14 @@ def stats(ctx, as_json):
 
     vault = open_vault(ctx)
     docs = _documents(vault)
-    pending = usage.pending(vault.sidecar)
+    waiting = usage.unfolded(vault.sidecar)
     index_dir = vault.sidecar / "index"
     data = {
         "memories": len(docs),
         "by_type": dict(Counter(d["type"] for d in docs)),
         "by_status": dict(Counter(d["status"] for d in docs)),
         "by_scope": dict(Counter(d["scope"] for d in docs)),
-        "pending_usage": {"shown": sum(p.shown for p in pending.values()), "used": sum(p.used for p in pending.values())},
+        "pending_usage": {"shown": waiting.shown, "used": waiting.used},
         "index_bytes": sum(f.stat().st_size for f in index_dir.glob("*") if f.is_file()),
     }
     if as_json:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from hafiza.vault.errors import HafizaError, SecretRefused
+from hafiza.vault.kinds import TYPES
 
 from .app import cli, emit, open_vault
 
@@ -29,7 +30,7 @@ def _memory_json(memory) -> dict:
 @click.argument("text", required=False)
 @click.option("--title", help="Title (default: the first line of the text).")
 @click.option("--type", "type_", default="knowledge", show_default=True,
-              type=click.Choice(["identity", "rule", "preference", "lesson", "knowledge", "fact"]))
+              type=click.Choice(TYPES))
 @click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
 @click.option("--alias", "aliases", multiple=True, help="Another phrase people use for this; repeatable.")
 @click.option("--scope", default="global", show_default=True, help="global or project:<name>.")

@@ -35,10 +35,7 @@ GOOSE_EVENTS = (("UserPromptSubmit", 10), ("SessionStart", 10), ("SessionEnd", 5
 # it, so it is not installed: recall reaches Cursor through MCP and a rule.
 CURSOR_EVENTS = ("sessionStart", "sessionEnd", "preCompact")
 
-CURSOR_RULE = """---
-description: hafiza long-term memory (added by `hafiza install cursor`)
-alwaysApply: true
----
+CURSOR_RULE_TEXT = """\
 This project uses hafiza, a long-term memory shared by the user's coding agents,
 served by the `hafiza` MCP server. Before you answer a request that could depend
 on earlier decisions, conventions, preferences or facts about this user or
@@ -49,6 +46,11 @@ how someone would ask for it in other words and in the other language. When
 you found a memory only by searching in your own words, give it the user's
 wording with `add_aliases`.
 """
+CURSOR_RULE = """---
+description: hafiza long-term memory (added by `hafiza install cursor`)
+alwaysApply: true
+---
+""" + CURSOR_RULE_TEXT
 CURSOR_LIMIT = ("Cursor's beforeSubmitPrompt hook cannot add context to a prompt (it can only allow or block "
                 "it), so hafiza gives Cursor the profile at sessionStart and per-prompt recall through the "
                 "`hafiza` MCP server's recall tool plus a rule that tells the agent to call it.")
@@ -254,7 +256,7 @@ def _cursor(o, t: _Targets, notes: list[str], install: bool) -> None:
         if o.mcp and o.scope == "user":
             notes.append("Cursor keeps user rules in its settings, not in a file: paste this under Settings → "
                          "Rules → User Rules, or run `hafiza install cursor --scope project` in a repository to "
-                         "write .cursor/rules/hafiza.mdc:\n" + CURSOR_RULE.split("---\n", 2)[2].strip())
+                         "write .cursor/rules/hafiza.mdc:\n" + CURSOR_RULE_TEXT.strip())
 
 
 def _goose(o, t: _Targets, notes: list[str], install: bool) -> None:

@@ -1,7 +1,7 @@
 """The warm recall process: one per vault, holding the index, the embedder and the vectors.
 
 A fresh Python process that imports Whoosh lands near 70-80 ms per hook and
-loading the embedder costs far more (DESIGN.md), so hooks ask this process
+loading the embedder costs far more (docs/architecture.md, the prompt path), so hooks ask this process
 over a Unix socket and fall back to cold keyword recall when it is not up.
 It waits for the bytes of every open connection at once, each with its own
 deadline, and answers complete requests one at a time (`Loop`). It exits by
@@ -11,7 +11,6 @@ disappears.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import resource
@@ -22,8 +21,11 @@ import sys
 import time
 from pathlib import Path
 
+from hafiza.vault.files import atomic_write
+from hafiza.vault.lock import claim
+
 from .hafiza_hook import MAGIC, MAX_STDIN, peer_uid, private, unframe
-from .wire import run_dir, socket_path
+from .wire import DAEMON_LOCK, run_dir, socket_path
 
 IDLE_SECONDS = 30 * 60
 MAX_RSS_MB = 768   # a bound, not a budget: the model is ~30 MB mapped, 5,000 vectors ~10 MB
@@ -51,13 +53,9 @@ def serve(root: Path, settings) -> int:
     run = run_dir(root)
     if not private_folder(run):
         return 0
-    lock_fd = os.open(run / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    lock_fd = claim(run / DAEMON_LOCK)
+    if lock_fd is None:
         return 0  # another instance owns this vault
-    os.ftruncate(lock_fd, 0)
-    os.write(lock_fd, f"{os.getpid()}\n".encode())
     from functools import partial
 
     from hafiza.indexer.recall import open_recall
@@ -350,9 +348,7 @@ def warm_up(recall, mode: str) -> None:
 
 
 def write_status(run: Path, stats: dict) -> None:
-    tmp = run / f"daemon.json.{os.getpid()}"
-    tmp.write_text(json.dumps(stats))
-    os.replace(tmp, run / "daemon.json")
+    atomic_write(run / "daemon.json", json.dumps(stats), fsync=False, mode=None)
 
 
 def rss_mb() -> float:

@@ -22,7 +22,7 @@ other kind the warm process answers):
 and the reply is `OK\\n` followed by exactly what the hook prints.
 
 Imported as a module (hafiza.hooks.hafiza_hook), it lends the same
-`warm` and `socket_file` to the in-process entry point and to wire.py.
+`warm`, `socket_file` and `log` to the in-process entry point and to wire.py.
 """
 
 import os
@@ -34,6 +34,7 @@ MAX_STDIN = 4 << 20
 TIMEOUT = 3.0           # for reading stdin and the warm answer; the in-process fallback has its own
 CONNECT_TIMEOUT = 0.05  # a live warm process accepts at once; anything slower means fall back
 REPLY_TIMEOUT = 1.5
+LOG_MAX_BYTES = 1 << 20  # hooks.log is rotated past this (one old copy kept)
 _SUN_PATH_MAX = 100     # sockaddr_un holds 108 bytes on Linux, 104 on macOS
 _SHUT_WR = 1            # socket.SHUT_WR, without importing socket.py
 
@@ -144,7 +145,7 @@ def warm(root, argv: list[str], raw: bytes) -> bytes | None:
     reply = b"".join(chunks)
     if reply.startswith(b"OK\n"):
         return reply[3:]
-    _log(root, f"{argv[0]} hook failed open: the warm process took the request and gave {problem}")
+    log(root, f"{argv[0]} hook failed open: the warm process took the request and gave {problem}")
     return empty(argv)
 
 
@@ -153,13 +154,28 @@ def empty(argv: list[str]) -> bytes:
     return b"{}" if argv[:1] in (["gemini"], ["gemini-cli"]) else b""
 
 
-def _log(root, line: str) -> None:
-    """One line in the vault's hooks.log, as hafiza.hooks.entry writes them (which also rotates it)."""
+def log(root, line: str) -> None:
+    """One line in the vault's .hafiza/hooks.log (without a vault, ~/.cache/hafiza/hooks.log); past
+    LOG_MAX_BYTES the log moves to hooks.log.1 first. The one hook log writer: the in-process hook
+    (hafiza.hooks.entry) and the warm process write through it too. Never raises OSError."""
     import time
 
     try:
-        fd = os.open(os.path.join(os.fspath(root), ".hafiza", "hooks.log"),
-                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        if root and os.path.exists(os.path.join(os.fspath(root), ".git")):
+            folder = os.path.join(os.fspath(root), ".hafiza")
+        else:
+            folder = os.path.join(os.path.expanduser("~"), ".cache", "hafiza")
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        path = os.path.join(folder, "hooks.log")
+        try:
+            if os.stat(path).st_size > LOG_MAX_BYTES:
+                os.replace(path, path + ".1")
+        except FileNotFoundError:
+            pass
+        # One O_APPEND write, so the lines of hooks running at once never interleave; O_NONBLOCK, so a
+        # FIFO put in the log's place cannot hold the hook; O_NOFOLLOW, so a link cannot lead the line elsewhere.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(path, flags, 0o600)
         try:
             os.write(fd, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n".encode("utf-8", "replace"))
         finally:

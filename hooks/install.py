@@ -5,8 +5,9 @@ text of every file without touching the disk, `apply` writes them. The first
 install that changes an existing file keeps a copy (`<file>.hafiza-backup`);
 every write is atomic. Install is idempotent (a second run changes nothing);
 uninstall removes exactly what install added, which it finds by a marker:
-hook commands run `python -m hafiza.hooks`, the server is named `hafiza`,
-whole files hafiza owns carry a line naming the installer.
+hook commands run hooks/hafiza_hook.py (`python -m hafiza.hooks` in installs
+before 0.2: clients.MARKS), the server is named `hafiza`, whole files hafiza
+owns carry a line naming the installer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import stat
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from hafiza.vault.files import atomic_write
 
 from . import clients
 from .configs import ConfigError, parse_json
@@ -218,14 +221,4 @@ def _write(path: Path, text: str, mode: int | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None and path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)  # ~/.claude.json is 0600 and must stay so
-    tmp = path.with_name(f".{path.name}.hafiza-{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    atomic_write(path, text, mode=mode)  # a new file without a mode of its own: as open() makes it

@@ -1,9 +1,10 @@
 """`hafiza mcp`: the vault as an MCP server, so every agent shares one memory.
 
 A thin adapter: each tool opens a Vault (actor = the client's name), calls
-one method, refreshes the index, and turns a HafizaError into a tool error
-that names the field at fault. Reads share one Recall (index, embedder,
-vectors) per server process, so a `recall` call costs a search, not a load.
+one method (a write brings the index and vectors up to date itself) and
+turns a HafizaError into a tool error that names the field at fault. Reads
+share one Recall (index, embedder, vectors) per server process, so a
+`recall` call costs a search, not a load.
 Only this module imports the MCP SDK, and only `hafiza mcp` imports it.
 """
 
@@ -20,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
+from hafiza.hooks.render import labels
 from hafiza.indexer.config import Settings
 from hafiza.indexer.config import settings as read_settings
 from hafiza.vault import episodes, usage
@@ -152,19 +154,6 @@ def _ref(memory) -> MemoryRef:
                      supersedes=list(memory.supersedes), superseded_by=memory.superseded_by)
 
 
-def _labels(hit) -> list[str]:
-    labels = [hit.type]
-    if hit.status != "active":
-        labels.append(f"{hit.status} by {hit.superseded_by}" if hit.superseded_by else hit.status)
-    if hit.verified and hit.verified != "ok":
-        labels.append(f"unverified: {hit.verified}")
-    return labels
-
-
-def _split(value: str | None) -> list[str]:
-    return [part.strip() for part in (value or "").split(",") if part.strip()]
-
-
 @contextmanager
 def tool_errors(rename: dict | None = None):
     """A HafizaError becomes a tool error (is_error=True) whose text names the field at fault."""
@@ -250,6 +239,7 @@ class Memories:
         failed before. Returns nothing when nothing is relevant. When a result actually helps, call
         `mark_used` with its id."""
         from hafiza.indexer.recall import FLOOR
+        from hafiza.indexer.schema import split_field
 
         where = (scope or "").strip().removeprefix("project:")
         options = {"all_scopes": where == "all", "project": None if where in ("all", "global") else where or self.project}
@@ -260,8 +250,8 @@ class Memories:
         usage.append(self.root / SIDECAR, "shown", [h.id for h in hits])  # impressions, as the hooks log them
         return RecallResult(query=query, mode=self._mode, hits=[
             RecallHit(id=h.id, title=inline(h.title), type=h.type, status=h.status, scope=h.scope,
-                      labels=[inline(label) for label in _labels(h)], tags=_split(h.tags), snippet=inline(h.snippet),
-                      score=round(h.score, 6)) for h in hits])
+                      labels=[inline(label) for label in labels(h._asdict())], tags=split_field(h.tags),
+                      snippet=inline(h.snippet), score=round(h.score, 6)) for h in hits])
 
     def remember(
         self,
@@ -351,13 +341,13 @@ class Memories:
         """One memory in full: text, tags, history links (supersedes / superseded_by), usage counts."""
         with tool_errors():
             memory = self._vault().get(id)
-        extra = usage.pending(self.root / SIDECAR).get(memory.id) or usage.Pending()  # not yet folded
-        last = max(filter(None, [memory.last_used, extra.last_used]), default=None)
+        counts = usage.total(memory.shown, memory.used, memory.last_used,
+                             usage.pending(self.root / SIDECAR).get(memory.id))  # with what is not yet folded
         return MemoryDetail(
             **_ref(memory).model_dump(), text=memory.body, tags=memory.tags, aliases=memory.aliases,
             created=memory.created.isoformat(), updated=memory.updated.isoformat() if memory.updated else None,
-            source=memory.source, shown=memory.shown + extra.shown, used=memory.used + extra.used,
-            last_used=last.isoformat() if last else None, verified=memory.verified,
+            source=memory.source, shown=counts.shown, used=counts.used,
+            last_used=counts.last_used.isoformat() if counts.last_used else None, verified=memory.verified,
             archived_reason=memory.archived_reason)
 
     def list_(

@@ -11,6 +11,7 @@ from pathlib import Path
 from .hafiza_hook import REPLY_TIMEOUT, connect, socket_file
 
 MAX_REPLY = 1 << 20
+DAEMON_LOCK = "daemon.lock"  # in run_dir: held by the warm process for its whole life
 SPAWN_GRACE = 5.0  # seconds a just-started warm process has to take its lock before another is started
 
 
@@ -45,22 +46,6 @@ def ask(root: Path, request: dict, timeout: float = REPLY_TIMEOUT) -> dict | Non
         sock.close()
 
 
-def _held(path: Path) -> bool:
-    import fcntl
-
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-
-
 def spawn(root: Path) -> bool:
     """Start the warm process detached (own session: a client killing its hook cannot take it down).
 
@@ -69,17 +54,15 @@ def spawn(root: Path) -> bool:
     subprocess: the cold hook would otherwise import subprocess and fork a
     process that has Whoosh loaded, ~5 ms of a prompt's time.
     """
-    import fcntl
+    from hafiza.vault.lock import claim, is_held
 
     run = run_dir(root)
     run.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as the warm process requires (daemon.private_folder)
-    fd = os.open(run / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = claim(run / "spawn.lock")
+    if fd is None:
+        return False
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        if _held(run / "daemon.lock"):  # one is up or still loading its model: do not start another
+        if is_held(run / DAEMON_LOCK):  # one is up or still loading its model: do not start another
             return False
         stamp = run / "spawned"
         try:

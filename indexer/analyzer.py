@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from whoosh.analysis import Token, Tokenizer
 
-from .text import fold, terms
+from .text import fold_text, terms
 
-__all__ = ["HafizaTokenizer", "analyzer", "fold", "terms"]
+__all__ = ["HafizaTokenizer", "analyzer", "fold_text", "terms"]
 
 
 class HafizaTokenizer(Tokenizer):
@@ -18,7 +18,7 @@ class HafizaTokenizer(Tokenizer):
     def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True,
                  start_pos=0, start_char=0, tokenize=True, mode="", **kwargs):
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        words = terms(value) if tokenize else [fold(value)]
+        words = terms(value) if tokenize else [fold_text(value)]
         for pos, word in enumerate(words, start_pos):
             token.text = word
             token.boost = 1.0

@@ -38,7 +38,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from hafiza.vault.text import fold
+from hafiza.vault.text import fold_text
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ _TOKEN = re.compile(r"[^\W_]+")
 def hash_features(text: str) -> list[str]:
     """Folded word tokens plus the boundary-padded character trigrams of each."""
     features = []
-    for token in _TOKEN.findall(fold(text)):
+    for token in _TOKEN.findall(fold_text(text)):
         features.append("w:" + token)
         padded = f"<{token}>"
         features.extend("c:" + padded[i:i + 3] for i in range(len(padded) - 2))

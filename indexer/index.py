@@ -18,7 +18,7 @@ from hafiza.vault.files import NotRegularFile, atomic_write, read_text
 from hafiza.vault.lock import locked, try_locked
 from hafiza.vault.paths import MEMORIES, SIDECAR
 
-from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, schema
+from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
 from .search import query_terms
 
 SYNCED = "synced"    # .hafiza/synced: the (manifest, memories/) mtimes the index last matched
@@ -303,9 +303,6 @@ class Index:
         with self.open().searcher() as searcher:
             yield from searcher.all_stored_fields()
 
-    def errors(self) -> dict[str, str]:
-        return _errors(self._load_manifest() or {})
-
     def doc_count(self) -> int:
         return self.open().doc_count()
 
@@ -328,7 +325,7 @@ def document(memory, digest: str) -> dict:
         "title": memory.title,
         "aliases": ALIAS_SEPARATOR.join(memory.aliases),
         "alias_terms": [terms for terms in map(query_terms, memory.aliases) if terms],
-        "tags": ", ".join(memory.tags),
+        "tags": TAG_SEPARATOR.join(memory.tags),
         "body": memory.body,
         "type": memory.type,
         "scope": memory.scope,

@@ -11,7 +11,7 @@ STRENGTH_FLOOR = 0.7
 USEFULNESS_MIN_SHOWN = 5  # a new memory has had no chance yet
 USEFULNESS_FLOOR = 0.5
 USED_RATE_FULL = 0.2      # used once in every five showings counts as fully useful
-TYPE_WEIGHT = {"lesson": 1.15}  # bad experiences rank higher (DESIGN.md, types table)
+TYPE_WEIGHT = {"lesson": 1.15}  # bad experiences rank higher (docs/architecture.md, memory types)
 # A small k keeps rank differences meaningful: with the customary k=60, rank 1 and rank 10
 # differ by 15% and every multiplier (decay, type) outweighs relevance (bench/recall).
 RRF_K = 5

@@ -1,6 +1,7 @@
 """Recall: the keyword and meaning channels, fused by rank, times decay, usefulness and status.
 
-Measurements on TR/EN recall sets (DESIGN.md) showed that equal-weight
+Measurements on TR/EN recall sets (docs/architecture.md, what the design
+measurements showed) showed that equal-weight
 reciprocal-rank fusion loses most paraphrase hits: keyword false positives
 that match only common words outrank what only the meaning channel found.
 So each keyword candidate's fusion weight is its *coverage*: the share of

@@ -11,7 +11,7 @@ from pathlib import Path
 from .config import Settings
 from .config import embedder as choose_embedder
 from .index import Index, SyncReport
-from .schema import ALIAS_SEPARATOR
+from .schema import ALIAS_SEPARATOR, split_field
 
 VECTORS_LOCK = "vectors.lock"
 VECTORS_WANTED = "vectors.wanted"  # "sync once more": left by a writer that found the lock held
@@ -100,11 +100,7 @@ def embedding_items(index: Index) -> list[tuple[str, str, tuple[str, ...]]]:
 
     items = []
     for doc in index.stored():  # not documents(): a list of them all would double the peak memory
-        aliases, tags = _split(doc.get("aliases"), ALIAS_SEPARATOR), _split(doc.get("tags"), ",")
+        aliases, tags = split_field(doc.get("aliases"), ALIAS_SEPARATOR), split_field(doc.get("tags"))
         texts = embedding_texts(doc["title"], aliases, tags, doc.get("snippet") or "")
         items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
     return sorted(items)
-
-
-def _split(value: str | None, sep: str) -> list[str]:
-    return [part.strip() for part in (value or "").split(sep) if part.strip()]

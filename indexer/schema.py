@@ -9,6 +9,12 @@ SCHEMA_VERSION = 2  # bump when fields or analysis change: the index is rebuilt 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.
 FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0}
 ALIAS_SEPARATOR = " | "  # between a memory's aliases in the stored field
+TAG_SEPARATOR = ", "     # between its tags
+
+
+def split_field(value: str | None, separator: str = ",") -> list[str]:
+    """A stored list field back into its items: tags (split at ',') or aliases (at ALIAS_SEPARATOR)."""
+    return [part.strip() for part in (value or "").split(separator) if part.strip()]
 
 
 def schema() -> Schema:

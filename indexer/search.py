@@ -267,12 +267,12 @@ def _values(reader, field: str) -> list[str]:
 
 def factors(doc: dict, pending: dict, today: dt.date) -> dict:
     """Strength, usefulness and type weight of a stored document, with unfolded usage added."""
-    extra = pending.get(doc["id"]) or usage.Pending()
-    last_used = max(filter(None, [_date(doc.get("last_used")), extra.last_used]), default=None)
+    counts = usage.total(doc.get("shown") or 0, doc.get("used") or 0, _date(doc.get("last_used")),
+                         pending.get(doc["id"]))
     created = _date(doc["created"]) or today
     return {
-        "strength": rank.strength(doc.get("half_life"), created, last_used, today),
-        "usefulness": rank.usefulness((doc.get("shown") or 0) + extra.shown, (doc.get("used") or 0) + extra.used),
+        "strength": rank.strength(doc.get("half_life"), created, counts.last_used, today),
+        "usefulness": rank.usefulness(counts.shown, counts.used),
         "type_weight": rank.type_weight(doc["type"]),
         "status": rank.STATUS_WEIGHT.get(doc["status"], 1.0),
     }

@@ -1,6 +1,6 @@
 """Words that carry no subject, in folded form. Used on the query side only (the index keeps them)."""
 
-from .text import fold
+from .text import fold_text
 
 _EN = """a about above after again all also am an and any are as at be because been before being below
 between both but by can could did do does doing done down during each else even ever few for from
@@ -25,7 +25,7 @@ bakalım bak bakar yap yapalım yapar yaptık et edelim eder dur devam geç geç
 da'da de'de nedir nedi bi bişey birşey şeyler tamamdır oldu olmuş anladım anlaşıldı aynen
 kesinlikle doğru yanlış sonra önce bence sence galiba herhalde mesela hmm ok okey oki""".split()
 
-STOPWORDS = frozenset(fold(w) for w in _EN + _TR)
+STOPWORDS = frozenset(fold_text(w) for w in _EN + _TR)
 
 
 def informative(terms) -> list[str]:

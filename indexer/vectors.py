@@ -74,11 +74,6 @@ class VectorStore:
         self._index = {id_: i for i, id_ in enumerate(ids)}
         self._on_disk = True
 
-    def rows(self, id_: str) -> np.ndarray:
-        """The vectors of one memory (best first is not implied)."""
-        i = self._index[id_]
-        return np.asarray(self.matrix[self.starts[i]:self.starts[i] + self.counts[i]])
-
     # ------------------------------------------------------------------ load
 
     def load(self, embedder_name: str, version: str, dim: int) -> bool:
@@ -156,28 +151,15 @@ class VectorStore:
 
     # ---------------------------------------------------------------- search
 
-    def search(self, query_vec: np.ndarray, k: int,
-               allowed: set[str] | None = None) -> list[tuple[str, float]]:
-        """The k ids whose best vector is nearest `query_vec`, as (id, cosine), best first.
-
-        `allowed`, if given, limits the answer to those ids.
-        """
+    def search(self, query_vec: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The k ids whose best vector is nearest `query_vec`, as (id, cosine), best first."""
         if k <= 0 or not self.ids:
             return []
         query = _unit(np.asarray(query_vec, dtype=np.float32).reshape(-1))
         if query.shape[0] != self.matrix.shape[1]:
             raise ValueError(f"query has dim {query.shape[0]}, store has {self.matrix.shape[1]}")
-        # scoring every row takes ~0.3 ms at 5,000 rows; filtering the scores
-        # avoids copying the allowed rows
-        scores = np.maximum.reduceat(self.matrix @ query, self.starts)
-        chosen = None
-        if allowed is not None:
-            chosen = np.fromiter((self._index[i] for i in allowed if i in self._index), dtype=np.intp)
-            chosen.sort()
-            scores = scores[chosen]
-        top = _top_k(scores, k)
-        top_ids = top if chosen is None else chosen[top]
-        return [(self.ids[i], float(scores[t])) for i, t in zip(top_ids, top)]
+        scores = np.maximum.reduceat(self.matrix @ query, self.starts)  # every row: ~0.3 ms at 5,000 rows
+        return [(self.ids[i], float(scores[i])) for i in _top_k(scores, k)]
 
 
 def embedding_texts(title: str, aliases: Iterable[str] = (), tags: Iterable[str] = (),

@@ -1,4 +1,4 @@
-"""Dependencies point down (DESIGN.md, layout): checked on the source with `ast`, and on real imports."""
+"""Dependencies point down (docs/architecture.md, arrows): checked on the source with `ast`, and on real imports."""
 
 import ast
 import subprocess

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hafiza.indexer.embed import (Embedder, HashEmbedder, USEEmbedder, cache_root,
-                                  default_embedder, fold)
+from hafiza.indexer.embed import Embedder, HashEmbedder, USEEmbedder, cache_root, default_embedder
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.text import fold_text
 
 TEXTS = ["Production deploys only from main, after CI is green.",
          "Üretime sadece main dalından dağıtım yapılır.",
@@ -49,7 +49,7 @@ def test_hash_embedder_rows_are_unit_or_zero():
 def test_hash_embedder_folds_turkish_spellings_together():
     a, b, c = HashEmbedder().embed(["ŞİFRE IĞDIR", "sifre igdir", "şifre ığdır"])
     assert np.allclose(a, b) and np.allclose(b, c)
-    assert fold("İstanbul IŞIK Çağ") == "istanbul isik cag"
+    assert fold_text("İstanbul IŞIK Çağ") == "istanbul isik cag"
 
 
 def test_hash_embedder_puts_similar_texts_closer():

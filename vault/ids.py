@@ -3,8 +3,7 @@
 import re
 import unicodedata
 
-# Letters that NFKD does not reduce to ASCII, with Turkish ones first.
-_SPECIAL = {"ı": "i", "İ": "i", "ß": "ss", "æ": "ae", "ø": "o", "ł": "l", "đ": "d", "œ": "oe"}
+from .text import SPECIAL_LETTERS
 _VALID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
 MAX_LEN = 60
 
@@ -15,7 +14,7 @@ def is_valid_id(value: str) -> bool:
 
 def transliterate(text: str) -> str:
     """ASCII approximation: `Şifre değişikliği` -> `Sifre degisikligi`."""
-    text = "".join(_SPECIAL.get(ch, ch) for ch in text)
+    text = "".join(SPECIAL_LETTERS.get(ch, ch) for ch in text)
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if ord(ch) < 128)
 

@@ -1,4 +1,8 @@
-"""The per-vault writer lock. Writers queue on it; readers never take it."""
+"""flock, in one place: the per-vault writer lock, and the probes the hooks and the warm process use.
+
+Writers queue on the writer lock; readers never take it. Stdlib only (the hook path imports it).
+flock is released by the kernel when the process dies, so a crashed holder never leaves a lock behind.
+"""
 
 from __future__ import annotations
 
@@ -13,47 +17,63 @@ from .errors import VaultLocked
 DEFAULT_TIMEOUT = 30.0
 
 
+def claim(path: Path) -> int | None:
+    """A descriptor holding an exclusive flock on `path` (created 0600), this process's pid written in it
+    for `holder`; None at once when another process holds it. Closing the descriptor lets go."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    if not _take(fd):
+        os.close(fd)
+        return None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def _take(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 @contextmanager
 def locked(path: Path, timeout: float = DEFAULT_TIMEOUT, what: str = "vault"):
-    """Hold an exclusive flock on `path`; raise VaultLocked after `timeout` seconds.
-
-    flock is released by the kernel when the process dies, so a crashed writer
-    never leaves the vault locked.
-    """
+    """Hold an exclusive flock on `path`; raise VaultLocked after `timeout` seconds."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while (fd := claim(path)) is None:
+        if time.monotonic() >= deadline:
+            raise VaultLocked(f"the {what} is locked by another writer (pid {holder(path) or '?'}); try again")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
     try:
-        deadline = time.monotonic() + timeout
-        delay = 0.005
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise VaultLocked(
-                        f"the {what} is locked by another writer (pid {holder(path) or '?'}); try again") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
         yield
     finally:
-        os.close(fd)  # closing releases the lock
+        os.close(fd)
 
 
 @contextmanager
 def try_locked(path: Path):
     """Yield True while holding the lock, or False at once if someone else holds it."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = claim(path)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
+        yield fd is not None
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def is_held(path: Path) -> bool:
+    """Whether another process holds the flock on `path` now (False when there is no such file)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        return not _take(fd)
     finally:
         os.close(fd)
 
@@ -65,10 +85,3 @@ def holder(path: Path) -> int | None:
         return int(text) if text else None
     except (OSError, ValueError):
         return None
-
-
-def is_held(path: Path) -> bool:
-    if not path.exists():
-        return False
-    with try_locked(path) as got:
-        return not got

@@ -12,18 +12,8 @@ from typing import Any
 from .errors import FrontmatterError
 from .files import NotRegularFile, read_regular, read_text
 from .ids import is_valid_id
+from .kinds import HALF_LIFE, STATUSES, TYPES  # noqa: F401  (re-exported: the format's vocabulary)
 
-# Half-life in days per type; None means the memory never decays (DESIGN.md, types table).
-HALF_LIFE = {
-    "identity": None,
-    "rule": None,
-    "preference": 365.0,
-    "lesson": 365.0,
-    "knowledge": 150.0,
-    "fact": None,  # the current value of a fact never decays; its history is superseded
-}
-TYPES = tuple(HALF_LIFE)
-STATUSES = ("active", "superseded", "archived")
 _SCOPE = re.compile(r"^(global|project:[\w.\-]+)$")
 
 # Keys hafiza owns, in the order they are written. Anything else is the user's and is kept.

@@ -14,7 +14,7 @@ from .files import DIR_MODE, MAX_FILE_BYTES, NotRegularFile, atomic_write, kind,
 from .lock import DEFAULT_TIMEOUT, locked
 from .model import Memory
 from .paths import MEMORIES, SIDECAR, check_sidecar, is_vault
-from .text import fold
+from .text import fold_text
 
 GITIGNORE = f"{SIDECAR}/\n"
 FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is this old
@@ -100,7 +100,7 @@ def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
         taken = []
         for phrase in phrases:
             phrase = " ".join(phrase.split())
-            key = fold(phrase)
+            key = fold_text(phrase)
             if not phrase or key in seen:
                 continue
             if len(phrase) > MAX_ALIAS_CHARS:
@@ -564,9 +564,9 @@ class Vault:
                 memory = self.get(memory_id)
             except (MemoryNotFound, FrontmatterError):
                 continue  # a log line for a memory that no longer parses is dropped with the log
-            last = max(filter(None, [memory.last_used, delta.last_used]), default=None)
-            paths.append(self.write_file(memory.evolve(
-                shown=memory.shown + delta.shown, used=memory.used + delta.used, last_used=last)))
+            folded = usage.total(memory.shown, memory.used, memory.last_used, delta)
+            paths.append(self.write_file(memory.evolve(shown=folded.shown, used=folded.used,
+                                                       last_used=folded.last_used)))
         if paths:
             self.commit(paths, f"fold usage of {len(paths)} memories", "fold")
         usage.end_fold(self.sidecar)

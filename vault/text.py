@@ -1,19 +1,24 @@
-"""Turkish-aware folding, shared by search (indexer.text) and the vault's duplicate checks. Stdlib only.
+"""Text folding and cleaning. Stdlib only.
 
-`sifre`, `şifre`, `ŞİFRE` and `Şifre` all become `sifre`; `IĞDIR` and `ığdır`
-become `igdir`. Python's `str.lower()` turns `İ` into `i` + U+0307 and `I`
-into `i`, so capitals are mapped before lowering and the combining dot is
-dropped.
+`fold_text` is the Turkish-aware folding shared by search (indexer.text), the
+embedder and the vault's duplicate checks (not to be confused with folding the
+usage log into files, vault.usage). `sifre`, `şifre`, `ŞİFRE` and `Şifre` all
+become `sifre`; `IĞDIR` and `ığdır` become `igdir`. Python's `str.lower()`
+turns `İ` into `i` + U+0307 and `I` into `i`, so capitals are mapped before
+lowering and the combining dot is dropped.
 """
 
 from __future__ import annotations
 
 import unicodedata
 
+# Letters NFKD does not reduce to ASCII, Turkish ones first: also used for ids (vault.ids.transliterate).
+SPECIAL_LETTERS = {"ı": "i", "İ": "i", "ß": "ss", "æ": "ae", "ø": "o", "ł": "l", "đ": "d", "œ": "oe"}
+
 
 def _fold_table() -> dict[int, str]:
-    table = {ord("İ"): "i", ord("I"): "i", ord("ı"): "i", 0x307: "",
-             ord("ß"): "ss", ord("æ"): "ae", ord("ø"): "o", ord("ł"): "l", ord("đ"): "d", ord("œ"): "oe"}
+    table = {ord(letter): plain for letter, plain in SPECIAL_LETTERS.items()}
+    table.update({ord("I"): "i", 0x307: ""})
     # Latin-1 supplement and Latin Extended-A/B: ş→s ğ→g ç→c ö→o ü→u â→a é→e ...
     for cp in range(0xC0, 0x250):
         ch = chr(cp)
@@ -27,13 +32,15 @@ def _fold_table() -> dict[int, str]:
     return table
 
 
-_FOLD = _fold_table()
+_FOLD_TABLE = _fold_table()
 
 
-def fold(text: str) -> str:
+def fold_text(text: str) -> str:
     """NFC, Turkish-aware lower case, ASCII-folded Latin letters."""
-    text = unicodedata.normalize("NFC", text).translate(_FOLD).lower()
-    return text.translate(_FOLD) if not text.isascii() else text
+    text = unicodedata.normalize("NFC", text).translate(_FOLD_TABLE).lower()
+    return text.translate(_FOLD_TABLE) if not text.isascii() else text
+
+
 
 
 # Recalled text goes into fenced blocks (`<hafiza-recall>`, `<hafiza-profile>`) inside an agent's context and

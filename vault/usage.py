@@ -19,13 +19,23 @@ FOLDING = "usage.folding"  # the log being folded; read too, so no event is lost
 EVENTS = ("shown", "used")
 
 
-class Pending:
-    """Unfolded counts of one memory. A plain class: dataclasses costs the hook ~7 ms to import."""
+class Counts:
+    """Usage counts of one memory: those still in the log, or the total with a file's (`total`).
+    A plain class: dataclasses costs the hook ~7 ms to import."""
 
     __slots__ = ("shown", "used", "last_used")
 
     def __init__(self, shown: int = 0, used: int = 0, last_used: dt.date | None = None):
         self.shown, self.used, self.last_used = shown, used, last_used
+
+
+def total(shown: int, used: int, last_used: dt.date | None, waiting: Counts | None) -> Counts:
+    """Folded counts (from a memory's file or its index entry) with those `waiting` in the log added:
+    what readers show and rank by, and what a fold writes."""
+    if waiting is None:
+        return Counts(shown, used, last_used)
+    return Counts(shown + waiting.shown, used + waiting.used,
+                  max(filter(None, [last_used, waiting.last_used]), default=None))
 
 
 def append(sidecar: Path, event: str, ids, session: str | None = None) -> None:
@@ -49,19 +59,25 @@ def _lines(sidecar: Path, names=(FOLDING, LOG)):
             continue
 
 
-def pending(sidecar: Path, names=(FOLDING, LOG)) -> dict[str, Pending]:
+def pending(sidecar: Path, names=(FOLDING, LOG)) -> dict[str, Counts]:
     """Counts per memory id that are in the log but not yet in the files."""
-    out: dict[str, Pending] = {}
+    out: dict[str, Counts] = {}
     for line in _lines(sidecar, names):
         _count(out, line)
     return out
 
 
-def _count(out: dict[str, Pending], line: str) -> None:
+def unfolded(sidecar: Path) -> Counts:
+    """The impressions and uses still in the log, summed over every memory (no last_used): stats, doctor."""
+    counts = pending(sidecar).values()
+    return Counts(sum(c.shown for c in counts), sum(c.used for c in counts))
+
+
+def _count(out: dict[str, Counts], line: str) -> None:
     parts = line.rstrip("\n").split("\t")
     if len(parts) < 3 or parts[1] not in EVENTS:
         return
-    entry = out.setdefault(parts[2], Pending())
+    entry = out.setdefault(parts[2], Counts())
     if parts[1] == "shown":
         entry.shown += 1
         return
@@ -85,9 +101,9 @@ class PendingReader:
         self.sidecar = sidecar
         self._key = None
         self._offset = 0
-        self._counts: dict[str, Pending] = {}
+        self._counts: dict[str, Counts] = {}
 
-    def read(self) -> dict[str, Pending]:
+    def read(self) -> dict[str, Counts]:
         key = tuple(_identity(self.sidecar / name) for name in (FOLDING, LOG))
         log = key[1] or (None, 0, b"")
         seen = (self._key or (None, None))[1] or (None, 0, b"")
@@ -128,7 +144,7 @@ def oldest(sidecar: Path) -> dt.datetime | None:
     return None
 
 
-def begin_fold(sidecar: Path) -> dict[str, Pending]:
+def begin_fold(sidecar: Path) -> dict[str, Counts]:
     """Move the log aside (under the writer lock) and return what it holds."""
     log, folding = sidecar / LOG, sidecar / FOLDING
     if log.exists() and not folding.exists():
