@@ -29,14 +29,20 @@ from .schema import FIELD_BOOSTS
 from .search import GATHER, Hit, View, factors, keyword_channel, query_terms, to_hit, visible
 
 MODES = ("keyword", "meaning", "hybrid")
-CONTEXT_BOOST = 0.3   # terms from recent turns sharpen the ranking but never supply the subject
+# Terms from recent turns sharpen the ranking but never supply the subject. Set by hand: the recall set
+# has no conversation context to measure it on (bench/recall/README.md, tuned constants).
+CONTEXT_BOOST = 0.3
 # A pasted log or stack trace can bring hundreds of words; Whoosh's cost grows with every one
 # (a 2,000-character turn took ~350 ms at 5,000 memories). The rarest words carry the subject.
 MAX_TERMS = 16
-MAX_CONTEXT_TERMS = 8
+MAX_CONTEXT_TERMS = 8   # half of MAX_TERMS: the recent turns only sharpen what the prompt asks
+# USE averages over its tokens, so a long paste embeds as the average of everything in it: the start and
+# end of a prompt (where people put the question) are embedded, ~1,000 characters, a long paragraph.
 MAX_EMBED_CHARS = 1000
 # Every distinct word costs an IDF lookup before the rarest are chosen: a 1.2 MB paste took 3.2 s.
 MAX_QUERY_CHARS = 8000
+# A word in more than this share of all memories ("deploy" in a deploy-heavy vault) adds cost and almost
+# no evidence; such words are left out unless nothing else is left (_uncommon). Set by hand.
 COMMON = 0.2
 
 
