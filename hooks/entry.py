@@ -23,15 +23,14 @@ from pathlib import Path
 
 from hafiza.indexer.config import Settings, settings
 from hafiza.vault import usage
-from hafiza.vault.files import append_lines, atomic_write
+from hafiza.vault.files import atomic_write
 from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
 
 from . import render, session, wire
-from .hafiza_hook import MAX_STDIN, empty, warm
+from .hafiza_hook import MAX_STDIN, empty, log, warm
 from .payload import Event, normalise
 
 TIMEOUT_SECONDS = 3.0     # well inside every client's own hook timeout
-LOG_MAX_BYTES = 1 << 20
 
 
 class HookTimeout(Exception):
@@ -47,21 +46,28 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, try_warm: bool
         return 0
     root = None
     try:
-        environ = os.environ if environ is None else environ
-        found = settings(environ)
-        _arm_timeout(found.hook_timeout or TIMEOUT_SECONDS)
-        raw = sys.stdin.buffer.read(MAX_STDIN) if raw is None else raw
-        root = resolve_vault(environ.get("HAFIZA_VAULT"))
-        out = warm(root, argv, raw) if try_warm else None
-        if out is None:
-            out = respond(argv, raw, root, environ, cold_asker(found)).encode("utf-8")
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        try:
+            environ = os.environ if environ is None else environ
+            found = settings(environ)
+            _arm_timeout(found.hook_timeout or TIMEOUT_SECONDS)
+            raw = sys.stdin.buffer.read(MAX_STDIN) if raw is None else raw
+            root = resolve_vault(environ.get("HAFIZA_VAULT"))
+            out = warm(root, argv, raw) if try_warm else None
+            if out is None:
+                out = respond(argv, raw, root, environ, cold_asker(found)).encode("utf-8")
+        finally:
+            # Disarmed here, not in the handler below: an alarm that fired as the handler began (after some
+            # other error) escaped it with a traceback. It fires once, so past this line it cannot fire.
+            signal.setitimer(signal.ITIMER_REAL, 0)
         sys.stdout.buffer.write(out)
         sys.stdout.flush()
-    except BaseException as exc:  # fail open, whatever happened (a timeout while writing, Ctrl-C)
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        _log(root, f"{argv[0]} hook failed open: {type(exc).__name__}: {exc}")
-        sys.stdout.buffer.write(empty(argv))
+    except BaseException as exc:  # fail open, whatever happened (a timeout, a client that never closes stdin, Ctrl-C)
+        try:
+            sys.stdout.buffer.write(empty(argv))
+            sys.stdout.flush()
+        except (AttributeError, OSError, ValueError):  # no stdout to answer on (closed, or the client went away)
+            pass
+        log(root, f"{argv[0]} hook failed open: {type(exc).__name__}: {exc}")
     return 0
 
 
@@ -74,17 +80,17 @@ def respond(argv: list[str], raw: bytes, root: Path, environ, ask) -> str:
         event = normalise(argv[0], argv[1], data if isinstance(data, dict) else {})
         client = event.client
         if not is_vault(root):
-            _log(None, f"{event.client} {event.kind}: no vault at {root}; nothing injected")
+            log(None, f"{event.client} {event.kind}: no vault at {root}; nothing injected")
             text = ""
         else:
             text = handle(event, root, ask)
         out = _emit(event, text, root, environ)
         if environ.get("HAFIZA_HOOK_LOG_ALL"):  # every call's outcome and time, when asked for
-            _log(root, f"{event.client} {event.kind} {'injected ' + str(len(text)) + ' chars' if text else 'silent'}"
-                       f" in {(time.monotonic() - started) * 1000:.0f} ms")
+            log(root, f"{event.client} {event.kind} {'injected ' + str(len(text)) + ' chars' if text else 'silent'}"
+                      f" in {(time.monotonic() - started) * 1000:.0f} ms")
         return out
     except Exception as exc:  # fail open
-        _log(root, f"{client} hook failed open: {type(exc).__name__}: {exc}")
+        log(root, f"{client} hook failed open: {type(exc).__name__}: {exc}")
         return empty(argv).decode()
 
 
@@ -134,7 +140,7 @@ def cold_asker(found: Settings):
             try:
                 wire.spawn(root)
             except OSError as exc:  # this prompt still gets keyword recall
-                _log(root, f"could not start the warm process: {exc}")
+                log(root, f"could not start the warm process: {exc}")
         from .service import cold
 
         return cold(root, request, found.profile_chars)
@@ -215,19 +221,6 @@ def _arm_timeout(seconds: float) -> None:
 
     signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
-
-
-def _log(root: Path | None, line: str) -> None:
-    """One line in the vault's hooks.log (or ~/.cache/hafiza/hooks.log without a vault)."""
-    try:
-        folder = (root / SIDECAR) if root and (root / ".git").exists() else Path.home() / ".cache" / "hafiza"
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = folder / "hooks.log"
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, path.with_suffix(".log.1"))
-        append_lines(path, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
-    except OSError:
-        pass
 
 
 if __name__ == "__main__":

@@ -157,14 +157,18 @@ def test_end_and_precompact_only_spool(filled):
     assert set(lines[0]) >= {"client", "session", "transcript", "time"}
 
 
-def test_fails_open_on_a_broken_vault(filled):
-    # The index is gone and the lock it would be rebuilt under is a folder: the rebuild itself fails.
+def _break(vault) -> None:
+    """The index is gone and the lock it would be rebuilt under is a folder: the rebuild itself fails."""
     import shutil
 
-    shutil.rmtree(filled.sidecar / "index", ignore_errors=True)
-    (filled.sidecar / "manifest.json").write_text("{not json")
-    (filled.sidecar / "index.lock").unlink(missing_ok=True)
-    (filled.sidecar / "index.lock").mkdir()
+    shutil.rmtree(vault.sidecar / "index", ignore_errors=True)
+    (vault.sidecar / "manifest.json").write_text("{not json")
+    (vault.sidecar / "index.lock").unlink(missing_ok=True)
+    (vault.sidecar / "index.lock").mkdir()
+
+
+def test_fails_open_on_a_broken_vault(filled):
+    _break(filled)
     out = hook("claude-code", "UserPromptSubmit", {**CLAUDE_PROMPT, "prompt": "production deploy from which branch?"})
     assert out == ""
     assert "failed open" in (filled.sidecar / "hooks.log").read_text()
@@ -182,6 +186,91 @@ def test_fails_open_on_bad_input_and_a_missing_vault(tmp_path):
     assert hook("claude-code", "UserPromptSubmit", {**CLAUDE_PROMPT, "prompt": "deploy production branch?"},
                 env={"HAFIZA_VAULT": str(tmp_path / "nowhere")}) == ""
     assert hook("gemini", "BeforeAgent", {}, raw="garbage") == "{}"
+
+
+# ---- `hafiza hook <client> <event>`: the console script the Claude Code plugin runs (hooks/plugin/hooks/hooks.json)
+
+HAFIZA = Path(sys.executable).parent / "hafiza"
+EMPTY = {"claude-code": ("UserPromptSubmit", ""), "gemini": ("BeforeAgent", "{}")}  # event, empty answer
+ASKED = json.dumps({**CLAUDE_PROMPT, "prompt": "production deploy from which branch?"})
+
+
+def console(client: str, raw: str | bytes, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`hafiza hook <client> <event>` as a real process; it must exit 0 whatever happens, and never
+    print a traceback."""
+    proc = subprocess.run([str(HAFIZA), "hook", client, EMPTY[client][0]],
+                          input=raw.encode() if isinstance(raw, str) else raw, capture_output=True,
+                          env={**os.environ, "HAFIZA_DAEMON": "0", **(env or {})}, timeout=60)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr.decode()
+    return proc
+
+
+def hooks_log(vault) -> str:
+    """What the hook logged: in the vault, or in the user's cache when it failed before it knew the vault."""
+    logs = (vault.sidecar / "hooks.log", Path.home() / ".cache" / "hafiza" / "hooks.log")
+    return "".join(path.read_text() for path in logs if path.exists())
+
+
+@pytest.mark.parametrize("client", EMPTY)
+def test_the_console_hook_answers_and_its_empty_answer_is_the_clients(filled, client):
+    assert b"production-deploys-only-from-main" in console(client, ASKED).stdout
+    assert console(client, json.dumps({**CLAUDE_PROMPT, "prompt": "ok go ahead"})).stdout.decode() == EMPTY[client][1]
+
+
+@pytest.mark.parametrize("client", EMPTY)
+def test_the_console_hook_fails_open_on_a_timeout(filled, client):
+    assert console(client, ASKED, {"HAFIZA_HOOK_TIMEOUT": "0.001"}).stdout.decode() == EMPTY[client][1]
+    assert "HookTimeout" in hooks_log(filled)
+
+
+@pytest.mark.parametrize("client", EMPTY)
+def test_the_console_hook_fails_open_when_stdin_never_closes(filled, client, tmp_path):
+    # The alarm fires while stdin is still being read: outside the recall, which fails open by itself.
+    out, err = tmp_path / "out", tmp_path / "err"
+    with open(out, "wb") as stdout, open(err, "wb") as stderr:
+        proc = subprocess.Popen([str(HAFIZA), "hook", client, EMPTY[client][0]], stdin=subprocess.PIPE,
+                                stdout=stdout, stderr=stderr,
+                                env={**os.environ, "HAFIZA_DAEMON": "0", "HAFIZA_HOOK_TIMEOUT": "0.5"})
+    try:
+        proc.stdin.write(ASKED[:20].encode())
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0, err.read_text()
+    finally:
+        proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()
+    assert out.read_text() == EMPTY[client][1] and "Traceback" not in err.read_text()
+    assert "HookTimeout" in hooks_log(filled)
+
+
+@pytest.mark.parametrize("client", EMPTY)
+def test_the_console_hook_fails_open_on_a_broken_vault(filled, client):
+    _break(filled)
+    assert console(client, ASKED).stdout.decode() == EMPTY[client][1]
+    assert "failed open" in (filled.sidecar / "hooks.log").read_text()
+
+
+@pytest.mark.parametrize("client", EMPTY)
+@pytest.mark.parametrize("raw", [b"{this is not json", b"\xff\xfe\x00garbage", b"[1, 2]", b"", b'{"prompt": 42}'])
+def test_the_console_hook_fails_open_on_garbage_stdin(filled, client, raw):
+    assert console(client, raw).stdout.decode() == EMPTY[client][1]
+
+
+@pytest.mark.parametrize("client", EMPTY)
+def test_the_console_hook_fails_open_without_a_vault(tmp_path, client):
+    (tmp_path / "file").write_text("not a vault")
+    for vault in (tmp_path / "nowhere", tmp_path / "file"):
+        assert console(client, ASKED, {"HAFIZA_VAULT": str(vault)}).stdout.decode() == EMPTY[client][1]
+
+
+@pytest.mark.parametrize("client", EMPTY)
+def test_the_console_hook_exits_0_without_a_stdout(filled, client):
+    # Nowhere to answer (sys.stdout is None): the answer itself fails, and that fails open too.
+    proc = subprocess.run(["sh", "-c", 'exec "$0" hook "$1" "$2" >&-', str(HAFIZA), client, EMPTY[client][0]],
+                          input=ASKED, capture_output=True, text=True,
+                          env={**os.environ, "HAFIZA_DAEMON": "0"}, timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "failed open" in hooks_log(filled)
 
 
 def test_recalled_text_cannot_close_the_fence(vault):
@@ -265,8 +354,9 @@ def test_twenty_hooks_at_once_leave_one_warm_process(filled):
             out, _ = proc.communicate(payload, timeout=60)
             assert proc.returncode == 0
         assert _wait(lambda: wire.ask(filled.root, {"op": "ping"}) is not None)
-        time.sleep(1.0)  # any extra instance would still be alive by now
-        assert len(_daemons(filled.root)) == 1
+        # Every instance a hook started exists by now (posix_spawn returns after the exec); each extra
+        # one exits when it finds the lock held. One that stayed up would hold this until the deadline.
+        assert _wait(lambda: len(_daemons(filled.root)) == 1)
     finally:
         _stop(filled.root)
 
@@ -473,10 +563,12 @@ def test_a_transcript_path_that_blocks_does_not_hold_the_warm_process(filled, tm
     _start(filled.root)
     try:
         prompt = {**CLAUDE_PROMPT, "prompt": "production deploy from which branch?", "transcript_path": str(fifo)}
-        started = time.monotonic()
+        served = wire.ask(filled.root, {"op": "status"})["served"]
         out = hook("claude-code", "UserPromptSubmit", prompt, {"HAFIZA_EMBEDDER": "none", "HAFIZA_DAEMON": "1"})
-        assert "production-deploys-only-from-main" in context_of(out) and time.monotonic() - started < 1.5
-        assert wire.ask(filled.root, {"op": "status"}) is not None
+        # A warm process held by the FIFO would not answer within the hook's reply timeout, and the hook
+        # would print its empty answer: the memory in the output is the proof (speed is bench/hook_latency.py's).
+        assert "production-deploys-only-from-main" in context_of(out)
+        assert wire.ask(filled.root, {"op": "status"})["served"] == served + 2  # the hook, then this request
     finally:
         _stop(filled.root)
 
@@ -488,10 +580,11 @@ def test_a_stalled_request_is_cut_off_and_the_next_hook_is_answered(filled):
     stalled = connect(filled.root)
     try:
         stalled.sendall(b"HOOK1 claude-code UserPromptSubmit\n")  # and never the rest
-        started = time.monotonic()
         out = hook("claude-code", "UserPromptSubmit", {**CLAUDE_PROMPT, "prompt": "which staging server and port?"},
                    {"HAFIZA_EMBEDDER": "none", "HAFIZA_DAEMON": "1"})
-        assert "staging-server-stg-ist-2" in context_of(out) and time.monotonic() - started < 3.0
+        # Answered at all means answered while the stalled request was pending: the hook gives a warm process
+        # that took its request only its reply timeout, then prints its empty answer.
+        assert "staging-server-stg-ist-2" in context_of(out)
         assert wire.ask(filled.root, {"op": "status"})["served"] >= 2
     finally:
         stalled.close()

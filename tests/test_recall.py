@@ -1,6 +1,9 @@
 """Hybrid recall: both channels, the fusion, the floor, the batch interface (deterministic hash embedder)."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -8,6 +11,7 @@ from conftest import run_cli
 from hafiza.indexer.embed import HashEmbedder
 from hafiza.indexer.recall import FLOOR, Recall, apply_floor, relevant
 from hafiza.indexer.refresh import refresh_all
+from hafiza.indexer.search import Hit
 
 
 @pytest.fixture
@@ -48,10 +52,66 @@ def test_relevance_needs_keyword_evidence_or_a_margin_over_the_background():
     assert not relevant({"keyword_rank": 1, "idf": 2.0, "background": 0.9}, "hybrid", FLOOR)
 
 
-def test_apply_floor_cuts_far_below_the_best(hybrid):
-    hits = hybrid.search("staging server port 8443 stg-ist-2", mode="keyword", all_scopes=True)
-    kept = apply_floor(hits, "keyword", FLOOR)
-    assert kept and all(h.score >= kept[0].score * FLOOR.relative for h in kept)
+FILLER = [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)]
+
+
+def _hit(mem_id: str, score: float, **parts) -> Hit:
+    return Hit(id=mem_id, title=mem_id, type="knowledge", scope="global", status="active", score=score,
+               path=f"memories/{mem_id}.md", parts={"keyword_rank": 1, "idf": 3.0, **parts})
+
+
+def test_apply_floor_drops_a_relevant_hit_far_below_the_best():
+    hits = [_hit("best", 10.0), _hit("near", 2.5), _hit("far", 2.4), _hit("farther", 0.1)]
+    assert all(relevant(h.parts, "keyword", FLOOR) for h in hits)
+    assert [h.id for h in apply_floor(hits, "keyword", FLOOR)] == ["best", "near"]  # 2.5 is a quarter of 10
+
+
+def test_apply_floor_measures_from_the_best_relevant_hit():
+    # The top score has no evidence of relevance: it goes first, and does not raise the bar for the rest.
+    hits = [_hit("loud", 100.0, idf=0.5), _hit("best", 10.0), _hit("near", 3.0), _hit("far", 1.0)]
+    assert [h.id for h in apply_floor(hits, "keyword", FLOOR)] == ["best", "near"]
+    assert apply_floor([_hit("loud", 100.0, idf=0.5)], "keyword", FLOOR) == []
+
+
+@pytest.fixture
+def runbook(vault):
+    """One memory about the question and a long one that mentions two of its words in passing."""
+    vault.import_many([
+        {"id": "kafka-topics", "title": "Kafka topics via Terraform",
+         "text": "Kafka topics are created by Terraform only, never by hand."},
+        {"id": "onboarding", "title": "Onboarding checklist",
+         "text": "New engineers: get a laptop, join the on-call rota, read the architecture notes, request VPN "
+                 "access, pair with a buddy for the first week, review the incident postmortems, the billing "
+                 "service, the search cluster, the mobile release train, and skim what kafka and terraform do here."},
+    ] + FILLER, source="test")
+    return vault
+
+
+def test_the_floor_drops_a_passing_mention_far_below_the_answer(runbook):
+    recall = Recall(runbook.root)
+    hits = recall.search("how are kafka topics created with terraform?", mode="keyword", all_scopes=True)
+    assert [h.id for h in hits] == ["kafka-topics", "onboarding"]
+    mention = hits[1]
+    # Enough evidence on its own (two words found in two memories each); only its distance from the best drops it.
+    assert relevant(mention.parts, "keyword", FLOOR)
+    assert mention.score < hits[0].score * FLOOR.relative
+    kept = recall.search("how are kafka topics created with terraform?", mode="keyword", all_scopes=True, floor=FLOOR)
+    assert [h.id for h in kept] == ["kafka-topics"]
+    # Asked about directly, the same memory is the answer.
+    asked = recall.search("what is on the onboarding checklist for new engineers?", mode="keyword",
+                          all_scopes=True, floor=FLOOR)
+    assert [h.id for h in asked][:1] == ["onboarding"]
+
+
+def test_the_hook_injects_the_answer_without_the_passing_mention(runbook):
+    from hafiza.hooks.clients import hook_argv
+
+    payload = {"session_id": "floor", "transcript_path": "", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit",
+               "prompt": "how are kafka topics created with terraform?"}
+    proc = subprocess.run(hook_argv(sys.executable, "claude-code", "UserPromptSubmit"), input=json.dumps(payload),
+                          capture_output=True, text=True, env={**os.environ, "HAFIZA_DAEMON": "0"}, timeout=60)
+    text = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "kafka-topics" in text and "onboarding" not in text
 
 
 def test_alias_words_count_by_how_much_of_the_phrase_the_prompt_says():
@@ -60,9 +120,6 @@ def test_alias_words_count_by_how_much_of_the_phrase_the_prompt_says():
     phrases = [frozenset(query_terms(a)) for a in ("don't commit env", "environment file", "gizli anahtarlar")]
     assert alias_weights(phrases, set(query_terms("don't change that file"))) == {"don": 1 / 3, "file": 0.5}
     assert alias_weights(phrases, set(query_terms("gizli anahtarlar nerede"))) == {"gizli": 1.0, "anahtarlar": 1.0}
-
-
-FILLER = [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)]
 
 
 def test_an_alias_phrase_recalls_its_memory_and_part_of_one_does_not(vault):
