@@ -8,14 +8,11 @@ silent although the same words asked as a question recall that memory.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from hafiza.hooks.clients import hook_argv
 from hafiza.indexer.gate import MIN_CHARS, silence_reason
+from test_hooks import context_of, hook
 
 LONG_PASTE = "The staging deploy log follows. " + "step ok; " * 400  # ~3,600 characters
 
@@ -96,17 +93,6 @@ def test_json_mentioned_deep_inside_a_long_paste_does_not_silence_the_question()
 
 
 # ---- end to end: what the hook prints
-
-
-def hook(client: str, event: str, payload: dict) -> str:
-    proc = subprocess.run(hook_argv(sys.executable, client, event), input=json.dumps(payload),
-                          capture_output=True, text=True, env={**os.environ, "HAFIZA_DAEMON": "0"}, timeout=60)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
-    return proc.stdout
-
-
-def context_of(out: str) -> str:
-    return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
 
 
 @pytest.fixture

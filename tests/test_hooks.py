@@ -24,7 +24,7 @@ def hook(client: str, event: str, payload: dict, env: dict | None = None, raw: s
     proc = subprocess.run(hook_argv(sys.executable, client, event),  # exactly what `hafiza install` writes
                           input=raw if raw is not None else json.dumps(payload), capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=60)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     return proc.stdout
 
 
