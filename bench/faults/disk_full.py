@@ -208,7 +208,7 @@ def trial(name: str, level: int, disk: Path, work: Path, template: Path, env: di
     notes += [f"next write: {line}" for line in later if line.startswith("warning: rolled back")]
     return {"command": name, "level": level, "free": free, "argv": ["hafiza", *argv], "rc": proc.returncode,
             "outcome": "VIOLATION" if problems else outcome,
-            "index_warning": any("index could not be updated" in line for line in lines),
+            "index_warning": any("the change is committed, but the index could not" in line for line in lines),
             "stderr": lines[-6:], "commits": new, "after_command": {k: v for k, v in state.items() if v},
             "retry_rc": retry and retry.returncode, "problems": problems, "notes": notes}
 
