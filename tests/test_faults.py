@@ -407,3 +407,14 @@ def test_an_undo_ends_its_write_so_a_later_hand_edit_is_kept(kept):
     done = run_cli("remember", "Something else entirely.")
     assert "rolled back" not in done.stderr and "Also: tag the release." in path.read_text()
     assert git_subjects(kept.root)[1] == "hafiza: record manual edits"
+
+
+def test_a_fold_of_only_vanished_memories_leaves_no_journal(kept):
+    """A usage log naming only memories that are gone wrote nothing, yet left the fold's journal behind,
+    and doctor reported an interrupted write."""
+    from hafiza.vault import usage
+
+    usage.append(kept.sidecar, "used", ["no-such-memory"])
+    assert run_cli("fold").stdout == "nothing to fold\n"
+    assert not (kept.sidecar / "journal").exists()
+    assert "interrupted writes: none" in run_cli("doctor", check=False).stdout

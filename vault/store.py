@@ -569,6 +569,8 @@ class Vault:
                                                        last_used=folded.last_used)))
         if paths:
             self.commit(paths, f"fold usage of {len(paths)} memories", "fold")
+        elif counts:
+            self._journal.end()  # only lines for memories that are gone: nothing written, nothing to roll back
         usage.end_fold(self.sidecar)
         return len(paths)
 
