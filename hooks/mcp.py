@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from hafiza.hooks.render import labels
 from hafiza.indexer.config import Settings
 from hafiza.indexer.config import settings as read_settings
+from hafiza.indexer.recall import MAX_QUERY_CHARS  # a query longer than recall reads is refused, not cut
 from hafiza.vault import episodes, usage
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
@@ -36,7 +37,6 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the SDK turns on DNS-rebinding p
 DEFAULT_ACTOR = "mcp"
 MAX_LIMIT = 20
 LIST_LIMIT = 50
-MAX_QUERY_CHARS = 8_000  # as recall reads at most (indexer.recall.MAX_QUERY_CHARS)
 
 MemoryType = Literal[TYPES]  # the enum agents see in the schema
 

@@ -4,6 +4,7 @@ import re
 import unicodedata
 
 from .text import SPECIAL_LETTERS
+
 _VALID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
 MAX_LEN = 60
 

@@ -41,8 +41,6 @@ def fold_text(text: str) -> str:
     return text.translate(_FOLD_TABLE) if not text.isascii() else text
 
 
-
-
 # Recalled text goes into fenced blocks (`<hafiza-recall>`, `<hafiza-profile>`) inside an agent's context and
 # onto terminals. It is written by people and agents, so it may carry a closing tag, a fake `SYSTEM:` line,
 # terminal escapes or bidi overrides (the hardening issue's "broken fences").
