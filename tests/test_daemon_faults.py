@@ -8,12 +8,11 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 
 import pytest
 from conftest import run_cli
-from test_hooks import CLAUDE_PROMPT, context_of, filled  # noqa: F401  (filled is a fixture)
+from test_hooks import CLAUDE_PROMPT, _wait, context_of, filled  # noqa: F401  (filled is a fixture)
 
 from hafiza.hooks import wire
 from hafiza.hooks.hafiza_hook import warm
@@ -72,15 +71,6 @@ def _warm_process(root, log):
 def warm_process(filled, tmp_path):  # noqa: F811
     with _warm_process(filled.root, tmp_path / "daemon.err") as proc:
         yield proc
-
-
-def _wait(predicate, seconds=WAIT) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _serving(proc, root, session: str) -> None:
