@@ -57,3 +57,14 @@ def cpu_model() -> str:
     except OSError:
         pass
     return ""
+
+
+def python_pass() -> float:
+    """Seconds for `python -c pass` in this interpreter: the baseline every timing is read against."""
+    import subprocess
+    import sys
+    import time
+
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started

@@ -15,7 +15,7 @@ def main() -> None:
 
         sys.exit(hook_main(sys.argv[2:]))
     from .app import cli
-    from . import admin, agents, read, serve, setup, write  # noqa: F401  (each module registers its commands)
+    from . import admin, agents, curate, read, serve, setup, verify, write  # noqa: F401  (each module registers its commands)
 
     cli(prog_name="hafiza")
 

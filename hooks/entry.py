@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from hafiza.indexer.config import Settings, settings
-from hafiza.vault import usage
+from hafiza.vault import projects, usage
 from hafiza.vault.files import atomic_write
 from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
 
@@ -128,6 +128,11 @@ def prompt_block(event: Event, root: Path, ask) -> str:
 
 
 def profile_block(event: Event, root: Path, ask) -> str:
+    if event.cwd:  # once a session: where this project lives, for the curator's path checks
+        try:
+            projects.record(root / SIDECAR, event.cwd)
+        except OSError:
+            pass
     request = {"op": "profile", "project": project_of(event.cwd) if event.cwd else None}
     return ask(root, request).get("text", "")
 

@@ -21,6 +21,13 @@ class Settings(NamedTuple):
     daemon: bool = True                  # HAFIZA_DAEMON=0: hooks never start a warm process
     daemon_idle: float | None = None     # HAFIZA_DAEMON_IDLE: seconds before an idle warm process exits
     blas_threads: str | None = None      # OPENBLAS_NUM_THREADS as the user set it (else hafiza uses one)
+    model: str | None = None             # HAFIZA_MODEL: the offline model (hafiza.vault.provider.make_provider)
+    model_key: str | None = None         # HAFIZA_MODEL_KEY: its API key; kept out of repr, never written
+
+    def __repr__(self) -> str:
+        # Settings get printed in logs and tracebacks; the key must not go with them.
+        shown = self._replace(model_key="***") if self.model_key else self
+        return "Settings(" + ", ".join(f"{k}={v!r}" for k, v in zip(self._fields, shown)) + ")"
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -33,6 +40,8 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         daemon=env.get("HAFIZA_DAEMON", "1") != "0",
         daemon_idle=_number(env.get("HAFIZA_DAEMON_IDLE"), float),
         blas_threads=env.get("OPENBLAS_NUM_THREADS"),
+        model=env.get("HAFIZA_MODEL", "").strip() or None,
+        model_key=env.get("HAFIZA_MODEL_KEY", "").strip() or None,
     )
 
 

@@ -307,6 +307,14 @@ class Index:
         return self.open().doc_count()
 
 
+def verified_note(verified) -> str | None:
+    """'since <date>: <detail>' for a memory whose claims stopped being true; None when they hold."""
+    if not isinstance(verified, dict) or verified.get("status") in (None, "ok"):
+        return None
+    detail = " ".join(str(verified.get("detail") or verified.get("status")).split())
+    return f"since {verified['at']}: {detail}" if verified.get("at") else detail
+
+
 def _mtime(path: Path) -> int | None:
     try:
         return os.stat(path).st_mtime_ns
@@ -341,6 +349,7 @@ def document(memory, digest: str) -> dict:
         "supersedes": memory.supersedes,
         "superseded_by": memory.superseded_by,
         "verified": (memory.verified or {}).get("status"),
+        "verified_note": verified_note(memory.verified),
         "hash": digest,
         "chars": len(memory.body),
     }

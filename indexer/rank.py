@@ -18,6 +18,9 @@ RRF_K = 5
 MEANING_WEIGHT = 0.7  # the keyword side is weighted per memory by its coverage (recall.py)
 # Only seen when asked for (--include-inactive); a stale memory must never outrank its successor.
 STATUS_WEIGHT = {"active": 1.0, "superseded": 0.25, "archived": 0.5}
+# A memory whose claims stopped being true (a path the curator found gone, a probe that failed) stays
+# recallable, labelled, but yields to an equally relevant memory nothing contradicts.
+VERIFIED_WEIGHT = {"stale": 0.6, "failed": 0.6}
 
 
 def strength(half_life: float | None, created: dt.date, last_used: dt.date | None, today: dt.date) -> float:

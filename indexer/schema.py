@@ -4,7 +4,7 @@ from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 
 from .analyzer import analyzer
 
-SCHEMA_VERSION = 2  # bump when fields or analysis change: the index is rebuilt (2: alias_terms)
+SCHEMA_VERSION = 3  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note)
 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.
 FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0}
@@ -40,6 +40,7 @@ def schema() -> Schema:
         supersedes=STORED,
         superseded_by=STORED,
         verified=STORED,
+        verified_note=STORED,  # 'since <date>: <what failed>', for the label in the recalled block
         hash=STORED,
         chars=NUMERIC(stored=True),
     )

@@ -36,6 +36,7 @@ class Hit(NamedTuple):
     tags: str = ""
     superseded_by: str | None = None
     verified: str | None = None
+    verified_note: str | None = None
     parts: dict | None = None   # how the score was made (--explain)
 
     def to_json(self, explain: bool = False) -> dict:
@@ -274,7 +275,7 @@ def factors(doc: dict, pending: dict, today: dt.date) -> dict:
         "strength": rank.strength(doc.get("half_life"), created, counts.last_used, today),
         "usefulness": rank.usefulness(counts.shown, counts.used),
         "type_weight": rank.type_weight(doc["type"]),
-        "status": rank.STATUS_WEIGHT.get(doc["status"], 1.0),
+        "status": rank.STATUS_WEIGHT.get(doc["status"], 1.0) * rank.VERIFIED_WEIGHT.get(doc.get("verified"), 1.0),
     }
 
 
@@ -282,7 +283,8 @@ def to_hit(doc: dict, score: float, parts: dict) -> Hit:
     return Hit(
         id=doc["id"], title=doc["title"], type=doc["type"], scope=doc["scope"], status=doc["status"],
         score=score, path=f"memories/{doc['path']}", snippet=doc.get("snippet") or "", tags=doc.get("tags") or "",
-        superseded_by=doc.get("superseded_by"), verified=doc.get("verified"), parts=parts,
+        superseded_by=doc.get("superseded_by"), verified=doc.get("verified"),
+        verified_note=doc.get("verified_note"), parts=parts,
     )
 
 

@@ -17,7 +17,7 @@ except ImportError:  # GitPython refuses to import when no git executable is on 
     git = None
 
 TRAILERS = ("Hafiza-Action", "Hafiza-Actor", "Hafiza-Reason")
-_TRAILER = re.compile(r"^(Hafiza-[A-Za-z]+): ?(.*)$", re.MULTILINE)
+_TRAILER = re.compile(r"^(Hafiza-[A-Za-z-]+): ?(.*)$", re.MULTILINE)
 _FALLBACK_IDENTITY = ("hafiza", "hafiza@localhost")
 
 
@@ -28,6 +28,7 @@ class Commit:
     author: str
     subject: str
     trailers: dict[str, str] = field(default_factory=dict)
+    body: str = ""
 
     @property
     def is_hafiza(self) -> bool:
@@ -38,11 +39,18 @@ class Commit:
         return self.trailers.get("Hafiza-Action")
 
 
-def message(subject: str, action: str, actor: str, reason: str | None = None) -> str:
-    """A commit message: `hafiza: <subject>` plus the structured trailers."""
-    lines = [f"hafiza: {subject}", "", f"Hafiza-Action: {action}", f"Hafiza-Actor: {actor}"]
+def message(subject: str, action: str, actor: str, reason: str | None = None, *, body: str = "",
+            trailers: dict[str, str] | None = None) -> str:
+    """A commit message: `hafiza: <subject>`, an optional paragraph, then the structured trailers
+    (each value on one line: a trailer that wraps is read back cut)."""
+    lines = [f"hafiza: {subject}", ""]
+    if body.strip():
+        lines += [body.strip(), ""]
+    lines += [f"Hafiza-Action: {action}", f"Hafiza-Actor: {actor}"]
     if reason:
         lines.append("Hafiza-Reason: " + " ".join(reason.split()))
+    for key, value in (trailers or {}).items():
+        lines.append(f"{key}: " + " ".join(str(value).split()))
     return "\n".join(lines) + "\n"
 
 
@@ -97,6 +105,14 @@ class GitStore:
                 "-c", f"user.name={_FALLBACK_IDENTITY[0]}", "-c", f"user.email={_FALLBACK_IDENTITY[1]}"]
         return self._identity
 
+    def config(self, section: str, key: str) -> str | None:
+        """A value of the vault's own git config (never synced: per machine, like a remote's URL)."""
+        try:
+            value = self.repo.config_reader("repository").get_value(section, key, default=None)
+        except Exception:  # a config file git itself would refuse
+            return None
+        return str(value) if value not in (None, "") else None
+
     def dirty(self) -> bool:
         return bool(self.changed())
 
@@ -132,12 +148,18 @@ class GitStore:
         self._run("commit", "--quiet", "--no-verify", "--allow-empty", "-m", msg, env=env)
         return self.head()
 
-    def log(self, limit: int | None = 50, path: str | None = None) -> list[Commit]:
+    def log(self, limit: int | None = 50, path: str | None = None, rev: str | None = None,
+            first_parent: bool = False) -> list[Commit]:
+        """Commits of `rev` (the checked-out branch by default), newest first."""
         args = ["log", "--format=%H%x1f%aI%x1f%an%x1f%s%x1f%b%x1e"]
         if limit:
             args.append(f"-n{limit}")
+        if first_parent:
+            args.append("--first-parent")
         if self.head() is None:
             return []
+        if rev:
+            args.append(rev)
         if path:
             args += ["--", path]
         out = self._run(*args)
@@ -180,7 +202,7 @@ class GitStore:
 
         found = []
         for path in Path(self.repo.git_dir).glob(f"{PATHSPEC}*"):
-            pid = path.name[len(PATHSPEC):]
+            pid = path.name[len(PATHSPEC):].split(".")[0]  # `<pid>` or `<pid>.index`
             if pid.isdigit() and not alive(int(pid)):
                 found.append(path)
         return found
@@ -219,8 +241,149 @@ class GitStore:
         return self.head()
 
     def changed_paths(self, sha: str) -> list[str]:
-        out = self._run("show", "--name-only", "--format=", sha)
-        return [line for line in out.splitlines() if line.strip()]
+        out = self._run("show", "--name-only", "-z", "--format=", "--no-renames", sha)
+        return [p for p in out.strip("\n").split("\0") if p.strip()]
+
+    # ---- branches other than the one checked out: written without touching the work tree
+
+    def branch_tip(self, name: str) -> str | None:
+        try:
+            return self._run("rev-parse", "--verify", "--quiet", f"refs/heads/{name}").strip() or None
+        except GitError:
+            return None
+
+    def branches(self, pattern: str) -> list[str]:
+        """Local branch names matching the ref pattern `pattern` (e.g. `curate/*`), oldest tip first."""
+        out = self._run("for-each-ref", "--sort=committerdate", "--format=%(refname:short)", f"refs/heads/{pattern}")
+        return [line for line in out.splitlines() if line]
+
+    def commits_between(self, base: str, tip: str) -> list[Commit]:
+        """The commits reachable from `tip` and not from `base`, oldest first."""
+        out = self._run("log", "--reverse", "--format=%H%x1f%aI%x1f%an%x1f%s%x1f%b%x1e", f"{base}..{tip}", "--")
+        return [_parse_entry(chunk) for chunk in out.split("\x1e") if chunk.strip()]
+
+    def is_ancestor(self, sha: str, of: str) -> bool:
+        try:
+            self._run("merge-base", "--is-ancestor", sha, of)
+            return True
+        except GitError:
+            return False
+
+    def blob(self, rev: str, path: str) -> bytes | None:
+        """The bytes of `path` in commit `rev`, or None when the commit has no such file."""
+        try:
+            entry = self.repo.commit(rev).tree / path
+        except KeyError:
+            return None
+        return entry.data_stream.read()
+
+    def commit_to_branch(self, name: str, parent: str, files: dict[str, bytes], msg: str) -> str:
+        """Commit `files` (path -> bytes) on top of `parent` as the new tip of branch `name`, through a
+        private index: the work tree, the checked-out branch and git's own index stay as they are.
+        `parent` must be the branch's tip (or, for a new branch, where it starts): a branch that moved
+        meanwhile (another run writing to it) is refused, not overwritten."""
+        from io import BytesIO
+
+        from gitdb import IStream
+
+        old = self.branch_tip(name)
+        if old not in (None, parent):
+            raise GitError(f"branch {name} moved while this run wrote to it; run again")
+        index = Path(self.repo.git_dir) / f"{PATHSPEC}{os.getpid()}.index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        try:
+            self._run("read-tree", parent, env=env)
+            entries = []
+            for path, data in files.items():
+                blob = self.repo.odb.store(IStream("blob", len(data), BytesIO(data))).hexsha.decode()
+                entries += ["--cacheinfo", f"100644,{blob},{path}"]
+            self._run("update-index", "--add", *entries, env=env)
+            tree = self._run("write-tree", env=env).strip()
+        finally:
+            index.unlink(missing_ok=True)
+        sha = self._run("commit-tree", tree, "-p", parent, "-m", msg).strip()
+        self._run("update-ref", f"refs/heads/{name}", sha, old or "0" * 40)
+        return sha
+
+    def show(self, sha: str) -> str:
+        """A commit's message and patch, as `git show` prints it (no colour, no pager)."""
+        return self._run("show", "--no-color", "--format=commit %H%nDate:   %aI%n%n%B", sha, "--")
+
+    def delete_branch(self, name: str) -> None:
+        self._run("update-ref", "-d", f"refs/heads/{name}")
+
+    def remote_url(self, remote: str) -> str | None:
+        try:
+            return self._run("remote", "get-url", remote).strip() or None
+        except GitError:
+            return None
+
+    def push(self, remote: str, refspec: str) -> None:
+        self._run("push", "--quiet", remote, refspec)
+
+
+# A project's own .git/config is not ours to trust: it may name a pager, an fsmonitor or a diff driver
+# that runs a program. These switch every such hook off for the read-only queries below.
+_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat",
+         "-c", "diff.external=", "-c", "protocol.allow=never", "-c", "core.sshCommand=false",
+         "-c", "log.showSignature=false", "-c", "gpg.program=false", "--no-pager",
+         "--no-optional-locks")
+
+
+def read_only(root: Path, *args: str, timeout: float = 30.0) -> str | None:
+    """Output of a read-only git command in a project's repository (not the vault's), or None when it
+    fails: a project that is not a repository, or git missing, only means less can be said about it.
+    Callers pass names after `--` or `--end-of-options`; no shell is involved."""
+    import subprocess
+
+    argv = ["git", *_SAFE, "-C", str(root), *args]
+    if args and args[0] in ("log", "show"):
+        argv[len(_SAFE) + 4:len(_SAFE) + 4] = ["--no-ext-diff", "--no-textconv"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def renamed(root: Path, path: str, hops: int = 5) -> tuple[str, str] | None:
+    """(new path, commit) when the project's history shows `path` (a file, or a folder's files) renamed,
+    followed through later renames (at most `hops`) to where it is now.
+
+    Limited to the old path, git shows a rename as a deletion: find the commit that removed it, then
+    read that whole commit with rename detection."""
+    rel = path.removeprefix("./").rstrip("/")
+    if rel.startswith("/"):
+        try:
+            rel = str(Path(rel).relative_to(root))
+        except ValueError:
+            return None
+    found = None
+    for _ in range(hops):
+        step = _renamed_once(root, rel)
+        if step is None:
+            break
+        found = step
+        rel = step[0]
+        if (root / rel).exists():
+            break
+    return found
+
+
+def _renamed_once(root: Path, rel: str) -> tuple[str, str] | None:
+    deleted = (read_only(root, "log", "--diff-filter=D", "--format=%H", "-n", "1", "--", rel) or "").split()
+    if not deleted:
+        return None
+    out = read_only(root, "show", "-M", "--name-status", "--format=", deleted[0]) or ""
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[0].startswith("R"):
+            old, new = parts[1], parts[2]
+            if old == rel:
+                return new, deleted[0]
+            if old.startswith(rel + "/") and new.endswith(old[len(rel):]):  # the folder moved
+                return new[: len(new) - len(old) + len(rel)], deleted[0]
+    return None
 
 
 STALE_LOCK_SECONDS = 600
@@ -295,4 +458,5 @@ def _reason(exc) -> str:
 def _parse_entry(chunk: str) -> Commit:
     sha, date, author, subject, body = (chunk.strip("\n").split("\x1f") + [""] * 5)[:5]
     trailers = {k: v.strip() for k, v in _TRAILER.findall(body)}
-    return Commit(sha=sha, date=date, author=author, subject=subject, trailers=trailers)
+    prose = "\n".join(line for line in body.splitlines() if not _TRAILER.match(line)).strip()
+    return Commit(sha=sha, date=date, author=author, subject=subject, trailers=trailers, body=prose)

@@ -39,8 +39,14 @@ def is_vault(root: Path) -> bool:
 
 def project_of(cwd: str | os.PathLike | None = None) -> str | None:
     """Name of the git repository holding `cwd` (its top folder's name), or None."""
+    root = project_root(cwd)
+    return root.name if root else None
+
+
+def project_root(cwd: str | os.PathLike | None = None) -> Path | None:
+    """The top folder of the git repository holding `cwd` (the current folder when None), or None."""
     here = Path(cwd or os.getcwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / ".git").exists():
-            return folder.name
+            return folder
     return None

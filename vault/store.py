@@ -30,6 +30,8 @@ MAX_TAG_CHARS = 64
 MAX_SUPERSEDES = 32
 MAX_FIELD_CHARS = 200        # scope, source
 MAX_REASON_CHARS = 2_000
+MAX_CLAIMS = 16              # typed claims a memory makes (hafiza.verifier probes them)
+MAX_CLAIM_ARG_CHARS = 500
 # A hand edit past this is not committed by hafiza (git can, by hand): every committed byte is scanned.
 MAX_COMMIT_FILE_BYTES = 16 << 20
 
@@ -83,10 +85,32 @@ def _input(**raw) -> dict:
     scope, source = _text(raw["scope"], "scope", numbers=False), _text(raw["source"], "source")
     for what, value in (("scope", scope), ("source", source)):
         _limit(value or "", MAX_FIELD_CHARS, what)
-    return {"text": text, "type": kind, "title": title, "tag_list": tags, "tags": " ".join(tags),
+    claims = _claims(raw.get("claims"))
+    return {"text": text, "type": kind, "title": title, "tag_list": tags, "tags": " ".join(tags), "claims": claims,
+            "claim_text": " ".join(v for c in claims for v in c["args"].values()),
             "alias_list": aliases, "aliases": " ".join(aliases), "scope": scope, "source": source,
             "id": _text(raw["id"], "id", numbers=False),
             "supersedes": _limit_list(_strings(raw["supersedes"], "supersedes"), MAX_SUPERSEDES, 80, "supersedes")}
+
+
+def _claims(value) -> list[dict]:
+    """Claims as an agent or a file gives them: [{probe: NAME, args: {key: text}}], structure and size only
+    (what each probe accepts is the verifier's to judge, and a claim it refuses is labelled invalid)."""
+    if value in (None, [], ()):
+        return []
+    if not isinstance(value, (list, tuple)) or len(value) > MAX_CLAIMS:
+        raise HafizaError(f"claims: a list of at most {MAX_CLAIMS} {{probe, args}} mappings", field="claims")
+    out = []
+    for claim in value:
+        probe = claim.get("probe") if isinstance(claim, dict) else None
+        args = claim.get("args") if isinstance(claim, dict) else None
+        if not isinstance(probe, str) or not probe.isidentifier() or len(probe) > 40 or not isinstance(args, dict) \
+                or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= MAX_CLAIM_ARG_CHARS
+                           and len(k) <= 40 for k, v in args.items()):
+            raise HafizaError(f"claims: {str(claim)[:80]!r} is not {{probe: NAME, args: {{key: text}}}}",
+                              field="claims")
+        out.append({"probe": probe, "args": dict(args)})
+    return out
 
 
 def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
@@ -334,12 +358,17 @@ class Vault:
         data = model.dump(memory).encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
             raise HafizaError(f"{memory.id} would be {len(data):,} bytes; a memory is at most {MAX_FILE_BYTES:,}")
+        return self.write_bytes(path, data, fsync)
+
+    def write_bytes(self, path: Path, data: bytes, fsync: bool = True) -> Path:
+        """Write any vault file atomically (call inside `transaction`, then `commit`), journaled."""
         self.track([path])
         atomic_write(path, data, fsync)
         self._journal.wrote(path, data)
         return path
 
-    def commit(self, paths, subject: str, action: str, reason: str | None = None) -> str:
+    def commit(self, paths, subject: str, action: str, reason: str | None = None, *, body: str = "",
+               trailers: dict[str, str] | None = None, actor: str | None = None) -> str:
         """Commit `paths` as one hafiza change (call inside `transaction`).
 
         Every byte committed passes the secret guard here, whichever writer produced it: the
@@ -349,7 +378,7 @@ class Vault:
 
         if reason is not None:
             _limit(reason, MAX_REASON_CHARS, "reason")
-        text = message(subject, action, self.actor, reason)
+        text = message(subject, action, actor or self.actor, reason, body=body, trailers=trailers)
         secrets.check(text, "the commit message", field="reason")
         rel = [Path(p).relative_to(self.root) for p in paths]
         for path, name in zip(paths, rel):
@@ -365,21 +394,23 @@ class Vault:
         self._commits += 1
 
     def new_memory(self, text: str, *, title=None, type=None, tags=(), scope=None, id=None,
-                   aliases=(), supersedes=(), source=None, created=None, taken=None) -> Memory:
+                   aliases=(), supersedes=(), source=None, created=None, taken=None, claims=None) -> Memory:
         """Validate input and build a Memory (not yet written). Raises HafizaError naming the field.
 
         The keywords are the frontmatter's own keys (`type`, `id`), as files, imports and agents name them.
         """
         given = _input(text=text, title=title, type=type, tags=tags, scope=scope, id=id, aliases=aliases,
-                       supersedes=supersedes, source=source)
-        self._check_fields({key: given[key] or "" for key in ("text", "title", "tags", "aliases", "scope", "source")})
+                       supersedes=supersedes, source=source, claims=claims)
+        self._check_fields({key: given[key] or "" for key in ("text", "title", "tags", "aliases", "scope", "source",
+                                                              "claim_text")})
         memory_id = self._new_id(given["id"], given["title"], self.taken_ids() if taken is None else taken)
         try:
             day = model.as_date(created, "created") or dt.date.today()
             return model.from_metadata(
                 {"id": memory_id, "type": given["type"], "title": given["title"], "scope": given["scope"] or "global",
                  "created": day, "updated": day, "tags": given["tag_list"], "aliases": given["alias_list"],
-                 "supersedes": given["supersedes"], "source": given["source"] or "manual"}, given["text"])
+                 "supersedes": given["supersedes"], "source": given["source"] or "manual",
+                 "claims": given["claims"]}, given["text"])
         except model.FieldError as exc:
             raise HafizaError(str(exc), field=exc.field) from None
 
@@ -530,7 +561,7 @@ class Vault:
             item.get("text", ""), title=item.get("title"), type=item.get("type"), tags=item.get("tags") or (),
             scope=item.get("scope"), id=item.get("id"), aliases=item.get("aliases") or (),
             supersedes=item.get("supersedes") or (), source=item.get("source") or source,
-            created=item.get("created"), taken=taken)
+            created=item.get("created"), taken=taken, claims=item.get("claims"))
         if item.get("last_used"):
             try:
                 memory.last_used = model.as_date(item["last_used"], "last_used")
