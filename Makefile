@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench recall faults clean
+.PHONY: demo test e2e bench recall faults clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "hafiza needs Python >= 3.11")'
@@ -17,7 +17,12 @@ demo: $(STAMP)
 	$(VENV)/bin/hafiza demo
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=15
+
+# the real Claude Code, Codex, Gemini CLI and opencode, installed from npm at pinned versions into .cache/e2e
+# (skipped, with the reason, when npm or the registry cannot be reached)
+e2e: $(STAMP)
+	HAFIZA_E2E=1 $(PY) -m pytest tests/e2e -rs
 
 bench: $(STAMP)
 	$(PY) bench/search_bench.py --save

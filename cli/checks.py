@@ -19,15 +19,46 @@ def run_checks(vault, settings) -> list[Check]:
     checks = [check(vault) for check in (check_files, check_index)]
     checks.append(check_vectors(vault, settings))
     return checks + [check(vault) for check in (check_lock, check_git, check_interrupted, check_links, check_private,
-                                                check_usage, check_aliases, check_claude_memory)]
+                                                check_usage, check_aliases, check_claude_memory, check_clients)]
+
+
+def check_clients(vault) -> Check:
+    """Each installed client: its hooks and MCP entry present, runnable with this interpreter, naming this vault."""
+    from hafiza.hooks.install import ConfigError, Options, plan_install, plan_uninstall
+    from hafiza.hooks.payload import CLIENTS
+    from hafiza.vault.paths import xdg_vault
+
+    here = None if vault.root.resolve() == xdg_vault().resolve() else vault.root
+    installed, stale = [], []
+    for client in CLIENTS:
+        try:
+            if not plan_uninstall(Options(client)).changes:
+                continue  # nothing of hafiza in its config
+            wanted = plan_install(Options(client, vault=here))
+        except (ConfigError, OSError) as exc:
+            stale.append(f"{client}: {exc}")
+            continue
+        installed.append(client)
+        if wanted.changes:
+            stale.append(f"{client}: its hooks or MCP entry name another vault, interpreter or hafiza version "
+                         f"({', '.join(str(c.path) for c in wanted.changes)}); run `hafiza install {client}`")
+    if stale:
+        return Check("clients", "warn", f"{len(stale)} installed client(s) would not reach this vault", stale)
+    if not installed:
+        return Check("clients", "ok", "no client installed (`hafiza install CLIENT`)")
+    return Check("clients", "ok", f"{', '.join(installed)}: hooks and MCP point at this vault")
 
 
 def check_files(vault) -> Check:
     memories, errors = vault.load_all()
-    if not errors:
-        return Check("files", "ok", f"{len(memories)} memories parse")
-    return Check("files", "fail", f"{len(errors)} file(s) do not parse (skipped; the rest work)",
-                 [e.message for e in errors])
+    renamed = [f"memories/{m.path.name} says `id: {m.id}`: it is found as {m.id} only; rename the file to "
+               f"{m.id}.md" for m in memories if m.path is not None and m.path.stem != m.id]
+    if errors:
+        return Check("files", "fail", f"{len(errors)} file(s) do not parse (skipped; the rest work)",
+                     [e.message for e in errors] + renamed)
+    if renamed:
+        return Check("files", "warn", f"{len(renamed)} file name(s) differ from the id inside", renamed)
+    return Check("files", "ok", f"{len(memories)} memories parse")
 
 
 def check_index(vault) -> Check:

@@ -47,6 +47,7 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
     options = dict(limit=limit, project=project or project_of(), all_scopes=all_scopes,
                    include_inactive=include_inactive)
     hits = None if batch is not None or mode == "keyword" else _search_warm(root, query, mode, options, use_floor)
+    wider = (lambda: _search_warm(root, query, mode, {**options, "all_scopes": True}, use_floor)) if hits else None
     if hits is None:
         from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
 
@@ -59,6 +60,10 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
             _batch(recall, batch, options, explain)
             return
         hits = recall.search(query, **options)
+        warn_unparsable(recall.index.unparsable())
+        wider = lambda: recall.search(query, **{**options, "all_scopes": True})  # noqa: E731
+    if not all_scopes and len(hits) < limit:
+        _other_scopes(hits, wider() or [])
     if as_json:
         emit([h.to_json(explain) for h in hits])
         return
@@ -69,6 +74,15 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
         click.echo(f"{hit.score:8.3f}  {click.style(hit.id, bold=True)}  ({hit.type}){label}  {inline(hit.title)}")
         if explain:
             click.echo("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))
+
+
+def _other_scopes(hits, everywhere) -> None:
+    """Say on stderr when memories of other projects match: a project's memory is otherwise silently absent."""
+    shown = {h.id for h in hits}
+    others = [h for h in everywhere if h.id not in shown]
+    if others:
+        scopes = sorted({h.scope for h in others})
+        click.echo(f"{len(others)} more match in other scopes ({', '.join(scopes[:3])}); use --all-scopes", err=True)
 
 
 def _search_warm(root, query, mode, options, use_floor):
@@ -144,7 +158,18 @@ def show(ctx, memory_id, as_json):
 def _documents(vault, **which):
     from hafiza.indexer.index import Index
 
-    return Index(vault.root).documents(**which)
+    index = Index(vault.root)
+    docs = index.documents(**which)
+    warn_unparsable(index.unparsable())
+    return docs
+
+
+def warn_unparsable(errors: dict[str, str]) -> None:
+    """One line on stderr when files were left out: a broken hand edit must not vanish without a word."""
+    if errors:
+        names = ", ".join(f"memories/{name}" for name in sorted(errors)[:3]) + (" ..." if len(errors) > 3 else "")
+        click.echo(f"warning: {len(errors)} memory file(s) do not parse and are left out ({names}); "
+                   "`hafiza doctor` says why", err=True)
 
 
 @cli.command("list")
@@ -168,13 +193,20 @@ def list_(ctx, type_, status, scope, without_aliases, as_json):
 
 
 @cli.command()
+@click.argument("memory_id", metavar="[ID]", required=False)
 @click.option("-n", "--limit", default=20, show_default=True, help="How many commits.")
 @click.option("--all", "everything", is_flag=True, help="Include commits hafiza did not make.")
 @click.option("--json", "as_json", is_flag=True, help="JSON list.")
 @click.pass_context
-def log(ctx, limit, everything, as_json):
-    """The vault's history: what hafiza changed, when, by whom and why."""
-    commits = [c for c in open_vault(ctx).git.log(None if everything else limit * 5)
+def log(ctx, memory_id, limit, everything, as_json):
+    """The vault's history: what hafiza changed, when, by whom and why; with ID, one memory's history
+    (hand edits included)."""
+    vault = open_vault(ctx)
+    path = None
+    if memory_id:
+        path = str(vault.get(memory_id).path.relative_to(vault.root))
+        everything = True  # a person's edit of the file is part of its story
+    commits = [c for c in vault.git.log(None if everything else limit * 5, path=path)
                if everything or c.is_hafiza][:limit]
     if as_json:
         emit([{"sha": c.sha, "date": c.date, "subject": c.subject, "action": c.action,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from hafiza.hooks.payload import CLIENTS
@@ -56,9 +58,13 @@ def uninstall(client, scope, dry_run, plugin_dir):
 
 
 def _explicit_vault(ctx):
-    """The group's --vault, only if the user gave it: otherwise hooks find the vault as every command does."""
-    root = ctx.find_root()
-    return root.obj if root.params.get("vault_path") else None
+    """The vault the installed hooks and MCP server must name: this one, unless it is where a process with
+    no HAFIZA_VAULT looks anyway. An agent runs hooks in its own environment, which does not have the
+    shell's HAFIZA_VAULT: a hook written without it injected nothing, silently."""
+    from hafiza.vault.paths import xdg_vault
+
+    root = ctx.find_root().obj
+    return None if Path(root).resolve() == xdg_vault().resolve() else root
 
 
 def _report(plan, dry_run: bool, apply) -> None:

@@ -17,7 +17,12 @@ def _text_arg(text: str | None) -> str:
     if text in (None, "-"):
         if sys.stdin.isatty():
             raise HafizaError("give the memory text as an argument or on stdin")
-        return sys.stdin.read()
+        data = sys.stdin.buffer.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise HafizaError(f"stdin is not UTF-8 text (byte {exc.start} of {len(data)}); a memory is text: "
+                              "convert it (e.g. with iconv) or describe where the file lives") from None
     return text
 
 
@@ -30,7 +35,7 @@ def _memory_json(memory) -> dict:
 @click.argument("text", required=False)
 @click.option("--title", help="Title (default: the first line of the text).")
 @click.option("--type", "type_", default="knowledge", show_default=True,
-              type=click.Choice(TYPES))
+              type=click.Choice(TYPES, case_sensitive=False))
 @click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
 @click.option("--alias", "aliases", multiple=True, help="Another phrase people use for this; repeatable.")
 @click.option("--scope", default="global", show_default=True, help="global or project:<name>.")
@@ -56,9 +61,10 @@ def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, rea
 @click.argument("project", required=False)
 @click.option("--scope", help="Scope for memories imported from claude-code (default: project:<its folder>).")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid items and list the others, instead of refusing all.")
+@click.option("--dry-run", is_flag=True, help="Check everything and say what would be imported; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the imported ids as JSON.")
 @click.pass_context
-def import_(ctx, source, project, scope, skip_invalid, as_json):
+def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
     """Import SOURCE: a JSONL file of {id?, title?, text, type?, tags?, scope?, created?},
     a folder of markdown files, or `claude-code [PROJECT]` (Claude Code's MEMORY.md and topic
     files; re-running imports nothing twice). One commit for the whole import."""
@@ -66,17 +72,22 @@ def import_(ctx, source, project, scope, skip_invalid, as_json):
 
     vault = open_vault(ctx)
     if source == "claude-code" and not Path(source).exists():
+        if dry_run:
+            raise HafizaError("--dry-run is for files and folders; `import claude-code` already skips what it "
+                              "imported before")
         _import_claude_code(vault, project, scope, as_json)
         return
     items, problems = read_source(Path(source))
     if problems and not skip_invalid:
         raise HafizaError(f"{problems[0]} ({len(problems)} problem(s); nothing imported; --skip-invalid imports the rest)")
-    memories, skipped = vault.import_many(items, source=f"import:{Path(source).name}", skip_invalid=skip_invalid)
+    memories, skipped = vault.import_many(items, source=f"import:{Path(source).name}", skip_invalid=skip_invalid,
+                                          dry_run=dry_run)
     problems += skipped
     if as_json:
-        emit({"imported": [m.id for m in memories], "skipped": problems})
+        emit({"imported" if not dry_run else "would_import": [m.id for m in memories], "skipped": problems})
         return
-    click.echo(f"imported {len(memories)} memories from {source}")
+    click.echo(f"{'would import' if dry_run else 'imported'} {len(memories)} memories from {source}"
+               + ("; nothing was written" if dry_run else ""))
     for problem in problems:
         click.echo(f"skipped: {problem}", err=True)
 
@@ -170,13 +181,27 @@ def fold(ctx):
 
 
 @cli.command()
-@click.argument("commit", required=False)
+@click.argument("memory_id", metavar="ID")
+@click.option("--reason", help="Why, recorded in the commit.")
 @click.pass_context
-def undo(ctx, commit):
-    """Revert one hafiza commit (the latest by default). Refuses commits hafiza did not make."""
+def restore(ctx, memory_id, reason):
+    """Bring an archived (forgotten) memory back into recall, in one commit."""
+    memory = open_vault(ctx).restore(memory_id, reason)
+    click.echo(f"restored {memory.id}")
+
+
+@cli.command()
+@click.argument("commit", required=False)
+@click.option("--redo", is_flag=True, help="Undo the latest undo instead.")
+@click.pass_context
+def undo(ctx, commit, redo):
+    """Revert one hafiza commit: the latest change not yet undone (run it again to walk further back),
+    or COMMIT. Refuses commits hafiza did not make."""
+    if redo and commit:
+        raise HafizaError("--redo takes no COMMIT: it redoes the latest undo")
     vault = open_vault(ctx)
-    target, sha = vault.undo(commit)
-    click.echo(f"reverted {target[:10]} as {sha[:10]}")
+    target, sha = vault.undo(commit, redo=redo)
+    click.echo(f"{'redid' if redo else 'reverted'} {target[:10]} as {sha[:10]}")
 
 
 def _import_claude_code(vault, project, scope, as_json) -> None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .configs import ConfigError, edit_json, parse_json, place_hooks, place_server, toml_table, yaml_entry
+from .configs import (ConfigError, edit_json, parse_json, place_hooks, place_server, toml_table, toml_top_key,
+                      yaml_entry)
 
 SERVER = "hafiza"          # the MCP server's name in every client
 PACKAGE = Path(__file__).resolve().parent
@@ -29,11 +30,14 @@ MARKS = ("hafiza_hook.py", "hafiza.hooks")
 # budget is raised to the largest timeout configured in settings files.
 CLAUDE_EVENTS = (("UserPromptSubmit", 10), ("SessionStart", 10), ("SessionEnd", 5), ("PreCompact", 10))
 CODEX_EVENTS = (("UserPromptSubmit", 10), ("SessionStart", 10), ("SessionEnd", 3), ("PreCompact", 10))
-GEMINI_EVENTS = (("BeforeAgent", 10000), ("SessionStart", 10000), ("SessionEnd", 5000), ("PreCompress", 10000))
+# No PreCompress: Gemini CLI 0.61 fires it before every turn, before it checks whether to compress, and
+# hafiza resets what a session has been shown on it, so recall would repeat itself (tests/e2e/test_gemini.py).
+GEMINI_EVENTS = (("BeforeAgent", 10000), ("SessionStart", 10000), ("SessionEnd", 5000))
 GOOSE_EVENTS = (("UserPromptSubmit", 10), ("SessionStart", 10), ("SessionEnd", 5))
 # Cursor's beforeSubmitPrompt can only allow or block a prompt, never add to
 # it, so it is not installed: recall reaches Cursor through MCP and a rule.
 CURSOR_EVENTS = ("sessionStart", "sessionEnd", "preCompact")
+CODEX_MCP_GRACE_MS = 5000
 
 CURSOR_RULE_TEXT = """\
 This project uses hafiza, a long-term memory shared by the user's coding agents,
@@ -218,6 +222,11 @@ def _codex(o, t: _Targets, notes: list[str], install: bool) -> None:
         command, *args = server_command(o.python)
         values = {"command": command, "args": args, **({"env": _env(o)} if o.vault else {})} if install else None
         t.at(path, "toml").edits.append(lambda text: toml_table(text, path, ("mcp_servers", SERVER), values))
+        # Codex builds a turn's tools once, waiting 1 s for optional MCP servers, and `hafiza mcp` needs
+        # more (the MCP SDK alone imports in 1.2-1.8 s here): without this, `codex exec` never offered
+        # hafiza's tools (tests/e2e/test_codex.py). A user's own setting is kept.
+        grace = CODEX_MCP_GRACE_MS if install else None
+        t.at(path, "toml").edits.append(lambda text: toml_top_key(text, path, "mcp_optional_startup_grace_ms", grace))
     if install and o.scope == "project":
         notes.append("Codex reads a project's .codex/ only once the project is trusted.")
 
@@ -228,7 +237,9 @@ def _gemini(o, t: _Targets, notes: list[str], install: bool) -> None:
         entries = _nested(o, "gemini", GEMINI_EVENTS, install, named=True)
         t.json(path, lambda d, p: place_hooks(d, entries, MARKS, p))
     if o.mcp:
-        spec = _stdio_spec(o) if install else None
+        # Trusted: headless Gemini leaves out every tool that would ask for a confirmation, so without it
+        # an agent run with `gemini -p` never saw hafiza's tools (tests/e2e/test_gemini.py).
+        spec = {**_stdio_spec(o), "trust": True} if install else None
         t.json(path, lambda d, p: place_server(d, "mcpServers", SERVER, spec, p))
     if install:
         notes.append("In Gemini CLI, `/hooks panel` and `/mcp` show what runs; if no hooks run, turn on the hooks "

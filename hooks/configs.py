@@ -239,6 +239,32 @@ def toml_table(text: str | None, path: Path, table: tuple[str, str], values: dic
     return text if new_text == text else new_text
 
 
+TOML_KEY_MARK = "# hafiza: added by `hafiza install codex`; `hafiza uninstall codex` removes the next line"
+
+
+def toml_top_key(text: str | None, path: Path, key: str, value) -> str | None:
+    """Set (value) or remove (None) a top-level key hafiza added, on the line under its marker at the top
+    of the file (a top-level key must come before every table). A key the user set is theirs: kept."""
+    old = _parse_toml(text, path)
+    lines, eol, final = _lines(text)
+    ours = next((i for i, line in enumerate(lines[:-1]) if line == TOML_KEY_MARK
+                 and lines[i + 1].split("=")[0].strip() == key), None)
+    if ours is not None:
+        lines = lines[:ours] + lines[ours + 2:]
+    elif key in old:
+        return text  # the user's own setting
+    if value is not None:
+        lines = [TOML_KEY_MARK, f"{key} = {_toml_value(value)}", *lines]
+    new_text = _join(lines, eol, final or len(lines) <= 2) if lines else None
+    if new_text != text:
+        new = _parse_toml(new_text, path)
+        new.pop(key, None), old.pop(key, None)
+        if new != old:
+            raise ConfigError(f"{path}: could not set {key} without changing other settings; set it by hand. "
+                              "Nothing was changed.")
+    return new_text
+
+
 def _check_toml(old: dict, new_text: str | None, path: Path, table: tuple[str, str], values: dict | None) -> None:
     section, name = table
     try:

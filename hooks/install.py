@@ -146,6 +146,12 @@ def plan_uninstall(options: Options) -> Plan:
         if saved is not None and _same(target, saved, after):
             after = saved  # nothing else changed since install: the file comes back byte for byte
             plan.drop_backups.append(backup)
+        elif saved is not None:
+            # Changed since install (`claude mcp add`, Codex's trust step): hafiza's entries go, the later
+            # changes stay, and the pre-install copy would only mislead.
+            plan.drop_backups.append(backup)
+            plan.notes.append(f"{target.path} changed since the install; hafiza's entries were removed and "
+                              "everything else kept (its pre-install backup is no longer current and was removed)")
         elif saved is None and after is not None and target.empty(after):
             after = None  # install created it and only hafiza's entries were in it
         if after != before:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 CLIENTS = ("claude-code", "codex", "gemini", "cursor", "goose", "opencode")
 CLIENT_ALIASES = {"claude": "claude-code", "claudecode": "claude-code", "gemini-cli": "gemini"}
@@ -52,11 +54,21 @@ def normalise(client: str, event: str, data: dict) -> Event:
         kind=kind,
         name=data.get("hook_event_name") or _native_name(client, kind, event),
         session=str(data.get("session_id") or data.get("conversation_id") or data.get("sessionID") or "default"),
-        prompt=str(data.get("prompt") or data.get("message") or data.get("text") or ""),
+        prompt=_own_words(client, str(data.get("prompt") or data.get("message") or data.get("text") or "")),
         cwd=data.get("cwd") or data.get("working_dir") or (roots[0] if roots else None),
         transcript=data.get("transcript_path"),
         source=data.get("source") or data.get("trigger"),
     )
+
+
+# Headless Gemini CLI (0.61) puts the SessionStart context in front of the first prompt, inside
+# <hook_context>, and hands that to the next hook as the prompt: recall would see the profile's words.
+_GEMINI_CONTEXT = re.compile(r"^\s*(?:<hook_context>.*?</hook_context>\s*)+", re.S)
+
+
+def _own_words(client: str, prompt: str) -> str:
+    """The prompt as the user wrote it, without context a hook added earlier."""
+    return _GEMINI_CONTEXT.sub("", prompt) if client == "gemini" else prompt
 
 
 _NATIVE = {

@@ -67,19 +67,28 @@ def block(hits: list[dict], title: str = _HEADER, budget: int = BUDGET_CHARS) ->
     for hit in hits:
         # Cleaned (and so escaped) before it is measured: the budget counts what the agent receives.
         label = ", ".join(labels(hit, lambda value: inline(value, max(LABEL_CHARS, NOTE_CHARS))))
-        head = f"- [{label}] {inline(hit['id'], LABEL_CHARS)}: {inline(hit.get('title'), TITLE_CHARS)}"
+        name = inline(hit.get("title"), TITLE_CHARS)
+        if made_from_text(name, hit.get("snippet")):
+            name = ""  # the title is the text's first words: the snippet says them once
+        head = f"- [{label}] {inline(hit['id'], LABEL_CHARS)}:" + (f" {name}" if name else "")
         room = budget - used - len(head) - 4  # the snippet's ` — ` and the line's `\n`
         if room < 0:
             break
         snippet = inline(hit.get("snippet"), min(room, SHOWN_SNIPPET_CHARS))
-        if snippet and room > MIN_SNIPPET_ROOM:
-            head += f" — {snippet}"
+        if snippet and (room > MIN_SNIPPET_ROOM or not name):
+            head += f" — {snippet}" if name else f" {snippet}"
         lines.append(head)
         ids.append(hit["id"])
         used += len(head) + 1
     if not lines:
         return "", []
     return f"<{FENCE}>\n{title}\n" + "\n".join(lines) + f"\n</{FENCE}>", ids
+
+
+def made_from_text(title: str, snippet) -> bool:
+    """A title hafiza took from the text's first line (vault.model.first_line), which the snippet repeats."""
+    stem = title.rstrip("…").strip()
+    return bool(stem) and inline(snippet or "").startswith(stem)
 
 
 def output(client: str, event_name: str, kind: str, text: str) -> str:

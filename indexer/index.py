@@ -290,6 +290,11 @@ class Index:
         os.replace(fresh, self.dir)
         shutil.rmtree(old, ignore_errors=True)
 
+    def unparsable(self) -> dict[str, str]:
+        """Memory files the last sync left out because they do not parse: name -> why."""
+        files = self._files if self._files is not None else (self._load_manifest() or {})
+        return _errors(files)
+
     def documents(self, type: str | None = None, status: str = "all", scope: str | None = None,
                   without_aliases: bool = False) -> list[dict]:
         """Stored fields of every memory (or those of one type, status and scope, or without aliases), by id."""

@@ -2,8 +2,8 @@
 
 It answers from a script, not a model: a callable `script(prompt_text)` or a list of answers consumed in
 order. An answer is the model's text (str), a JSON value it "wrote" (dict or list, sent as its text), a
-`Status` (an HTTP error, e.g. 500 once and then a good answer) or a `Delay` (for timeouts). Every request
-is recorded. A model that is confidently wrong is a script that says so:
+`Status` (an HTTP error, e.g. 500 once and then a good answer), a `Delay` (for timeouts) or a `ToolUse`
+(the model calls a tool; Anthropic protocol). Every request is recorded. A model that is confidently wrong is a script that says so:
 
     with ModelServer([Status(500), {"verdict": "stale"}]) as server:
         provider = OpenAIProvider(server.url + "/v1", "test-model", backoff=0)
@@ -39,6 +39,15 @@ class Delay:
 
     seconds: float
     then: Any = field(default_factory=dict)
+
+
+@dataclass
+class ToolUse:
+    """The model calls tool `name` with `input` (Anthropic: a tool_use block, stop_reason "tool_use")."""
+
+    name: str
+    input: dict = field(default_factory=dict)
+    id: str = "toolu_test_1"
 
 
 @dataclass
@@ -133,6 +142,10 @@ def _handler(server: ModelServer):
                 error = {"type": "api_error", "message": answer.message}
                 payload = {"type": "error", "error": error} if anthropic else {"error": error}
                 return self._send(answer.code, payload, answer.headers)
+            if isinstance(answer, ToolUse) and anthropic:
+                if isinstance(request.body, dict) and request.body.get("stream"):
+                    return self._stream(_tool_use_events(answer, server.model, server.usage))
+                return self._send(200, _tool_use_reply(answer, server.model, server.usage))
             text = answer if isinstance(answer, str) else json.dumps(answer)
             if not anthropic:
                 return self._send(200, _openai_reply(text, server.model, server.usage))
@@ -191,6 +204,27 @@ def _anthropic_events(text: str, model: str, usage: tuple[int, int]) -> list[dic
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
         {"type": "content_block_stop", "index": 0},
         {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+         "usage": {"output_tokens": usage[1]}},
+        {"type": "message_stop"},
+    ]
+
+
+def _tool_use_reply(call: ToolUse, model: str, usage: tuple[int, int]) -> dict:
+    block = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
+    return {**_anthropic_reply("", model, usage), "content": [block], "stop_reason": "tool_use"}
+
+
+def _tool_use_events(call: ToolUse, model: str, usage: tuple[int, int]) -> list[dict]:
+    """The stream for one tool_use block: its input arrives as JSON text in input_json_delta events."""
+    message = {**_anthropic_reply("", model, (usage[0], 1)), "content": [], "stop_reason": None}
+    block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+    return [
+        {"type": "message_start", "message": message},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": json.dumps(call.input)}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
          "usage": {"output_tokens": usage[1]}},
         {"type": "message_stop"},
     ]

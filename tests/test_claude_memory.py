@@ -62,3 +62,16 @@ def test_import_claude_code_keeps_everything_once(vault, tmp_path):
 def test_import_claude_code_without_memory_is_a_clear_error(vault):
     proc = run_cli("import", "claude-code", check=False)
     assert proc.returncode != 0 and proc.stderr.startswith("Error: no Claude Code memory found")
+
+
+def test_without_a_transcript_the_project_comes_from_the_folder_or_the_user(vault, tmp_path):
+    memory = make_claude_memory(tmp_path / "home", entries=1)
+    (memory.parent / "0a1b.jsonl").unlink()
+    refused = run_cli("import", "claude-code", check=False)
+    assert refused.returncode == 1 and "--scope project:<name>" in refused.stderr and not vault.load_all()[0]
+    real = tmp_path / "src" / "my-shop"
+    real.mkdir(parents=True)
+    slug = str(real).replace("/", "-")
+    memory.parent.rename(memory.parent.parent / slug)
+    run_cli("import", "claude-code")
+    assert {m.scope for m in vault.load_all()[0]} == {"project:my-shop"}

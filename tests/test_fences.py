@@ -94,8 +94,15 @@ def assert_profile_block(text: str) -> list[str]:
 @pytest.fixture
 def hostile(vault, monkeypatch):
     """A vault whose memories (title and body) and profile.md carry every corpus text."""
+    from hafiza.vault import model
+
     for word, (text, _) in zip(WORDS, HOSTILE):
-        vault.remember(f"{text} {word} {word[::-1]} checklist", title=f"{word} {text}", type="rule", id=word)
+        body, title = f"{text} {word} {word[::-1]} checklist", f"{word} {text}"
+        if "\x00" in text:  # refused at the write boundary; a hand edit can still put one in a file
+            memory = model.Memory(id=word, title=title, body=body, type="rule")
+            (vault.memories_dir / f"{word}.md").write_text(model.dump(memory), encoding="utf-8")
+            continue
+        vault.remember(body, title=title, type="rule", id=word)
     (vault.root / "profile.md").write_text(
         "".join(f"- pinned{n} {text}\n" for n, (text, _) in enumerate(HOSTILE)), encoding="utf-8")
     monkeypatch.setenv("HAFIZA_DAEMON", "0")
@@ -221,7 +228,7 @@ def test_visible_shows_what_a_terminal_would_act_on():
 
 
 def test_show_prints_no_terminal_escapes_and_its_json_parses_back(vault):
-    body = "\n".join(text for text, _ in HOSTILE)
+    body = "\n".join(text for text, _ in HOSTILE if "\x00" not in text)  # NUL: refused at the write boundary
     vault.remember(body, title="walrus \x1b]0;pwned\x07 \u202eeulav", id="walrus")
     out = run_cli("show", "walrus").stdout
     assert_no_controls(out.replace("\t", " "))

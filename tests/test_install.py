@@ -16,7 +16,7 @@ import yaml
 
 from conftest import ROOT, run_cli
 from hafiza.hooks import clients
-from hafiza.hooks.configs import ConfigError
+from hafiza.hooks.configs import TOML_KEY_MARK, ConfigError
 from hafiza.hooks.install import Options, apply, interpreter, plan_install, plan_uninstall
 from hafiza.hooks.payload import CLIENTS, EVENTS
 
@@ -104,7 +104,7 @@ def test_no_mcp_and_no_hooks_split_the_work():
     assert [c.path.name for c in mcp_only] == ["config.toml"]
     settings = json.loads(plan_install(Options("gemini", mcp=False)).changes[0].after)
     assert "mcpServers" not in settings and set(settings["hooks"]) == {
-        "BeforeAgent", "SessionStart", "SessionEnd", "PreCompress"}
+        "BeforeAgent", "SessionStart", "SessionEnd"}
 
 
 # --- what each client gets ------------------------------------------------
@@ -125,7 +125,8 @@ def test_vault_option_goes_into_the_commands_env(tmp_path):
     assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"].startswith(f"HAFIZA_VAULT={tmp_path}/elsewhere ")
     config = tomllib.loads((home() / ".codex" / "config.toml").read_text())
     assert config["mcp_servers"]["hafiza"]["env"] == {"HAFIZA_VAULT": str(tmp_path / "elsewhere")}
-    run_cli("install", "opencode")  # without --vault the env stays out
+    xdg = home() / ".local" / "share" / "hafiza" / "vault"  # where a process without HAFIZA_VAULT looks
+    run_cli("install", "opencode", env={"HAFIZA_VAULT": str(xdg)})  # the default vault: the env stays out
     assert "environment" not in json.loads((home() / ".config/opencode/opencode.json").read_text())["mcp"]["hafiza"]
 
 
@@ -240,7 +241,8 @@ def test_user_entries_survive_install_and_uninstall_byte_for_byte():
     assert set(json.loads((home() / ".claude.json").read_text())["mcpServers"]) == {"github", "hafiza"}
     codex = tomllib.loads((home() / ".codex/config.toml").read_text())
     assert set(codex["mcp_servers"]) == {"docs", "hafiza"} and codex["projects"]["/x"]["trust_level"] == "trusted"
-    assert (home() / ".codex/config.toml").read_text().startswith(USER_FILES[".codex/config.toml"])
+    text = (home() / ".codex/config.toml").read_text()  # the user's file verbatim, after hafiza's grace key
+    assert text.startswith(TOML_KEY_MARK + "\nmcp_optional_startup_grace_ms = 5000\n" + USER_FILES[".codex/config.toml"])
     goose = (home() / ".config/goose/config.yaml").read_text()
     assert "# my memory server" in goose and set(yaml.safe_load(goose)["extensions"]) == {"developer", "memory",
                                                                                           "hafiza"}
@@ -263,7 +265,8 @@ def test_uninstall_keeps_changes_the_user_made_after_install():
     after = json.loads(path.read_text())
     assert after["theme"] == "Dracula" and set(after["mcpServers"]) == {"other"}
     assert [g["hooks"][0]["command"] for g in after["hooks"]["BeforeAgent"]] == ["mine"]
-    assert (home() / ".gemini/settings.json.hafiza-backup").exists()  # kept: the file differs from it
+    # The pre-install copy is not current any more (a stale backup confused users): gone, and said so.
+    assert not (home() / ".gemini/settings.json.hafiza-backup").exists()
 
 
 def test_reinstall_replaces_hafiza_entries_in_place():
@@ -420,7 +423,9 @@ def test_plugin_copy_uses_absolute_paths(tmp_path):
     run_cli("install", "claude-code", "--plugin", str(folder), "--no-hooks", "--no-mcp")
     hooks = json.loads((folder / "hooks" / "hooks.json").read_text())["hooks"]
     command = hooks["SessionStart"][0]["hooks"][0]["command"]
-    assert shlex.split(command)[0] == interpreter() and command.endswith("claude-code SessionStart")
+    argv = shlex.split(command)
+    assert argv[0] == f"HAFIZA_VAULT={tmp_path / 'vault'}"  # the vault it was installed for (not the default)
+    assert argv[1] == interpreter() and command.endswith("claude-code SessionStart")
     assert Path(json.loads((folder / ".mcp.json").read_text())["mcpServers"]["hafiza"]["command"]).is_absolute()
     assert json.loads((folder / ".claude-plugin" / "plugin.json").read_text())["name"] == "hafiza"
     run_cli("uninstall", "claude-code", "--plugin", str(folder))

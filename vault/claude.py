@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import HafizaError
+
 MAX_LINES = 200
 MAX_BYTES = 25_000
 # Claude Code's topic-file types, mapped onto hafiza's.
@@ -76,6 +78,25 @@ def project_name(memory_dir: Path) -> str | None:
     return None
 
 
+def slug_project(slug: str) -> str | None:
+    """The project folder's name from Claude Code's folder slug (its path with `/` as `-`), found by walking
+    the folders that exist on this machine: `-home-ada-src-my-app` is /home/ada/src/my-app. None when the
+    path is not here, since `my-app` and `app` cannot be told apart from the slug alone."""
+    parts = slug.split("-")
+    if len(parts) < 2 or parts[0] != "":
+        return None
+    here, i = Path("/"), 1
+    while i < len(parts):
+        for j in range(len(parts), i, -1):  # the longest name that exists: folders may hold `-`
+            candidate = here / "-".join(parts[i:j])
+            if candidate.is_dir():
+                here, i = candidate, j
+                break
+        else:
+            return None
+    return here.name if here != Path("/") else None
+
+
 def items(memory_dir: Path, scope: str | None = None) -> list[dict]:
     """Import items from MEMORY.md (entries that are not links) and every topic file.
 
@@ -128,7 +149,12 @@ def import_into(vault, dirs: list[Path], scope: str | None = None) -> tuple[list
     done = {m.source for m in vault.load_all()[0]}
     fresh, seen = [], 0
     for memory_dir in dirs:
-        project = scope or (f"project:{name}" if (name := project_name(memory_dir)) else "global")
+        name = None if scope else project_name(memory_dir) or slug_project(memory_dir.parent.name)
+        if not scope and name is None:
+            raise HafizaError(f"cannot tell which project {memory_dir.parent.name} is (no session transcript "
+                              "beside it, and its folder is not on this machine); pass --scope "
+                              "project:<name> (or --scope global). Nothing was imported.", field="scope")
+        project = scope or f"project:{name}"
         for item in items(memory_dir, project):
             if item["source"] in done:
                 seen += 1

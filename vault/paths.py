@@ -14,6 +14,11 @@ def default_vault() -> Path:
     env = os.environ.get("HAFIZA_VAULT")
     if env:
         return Path(env).expanduser()
+    return xdg_vault()
+
+
+def xdg_vault() -> Path:
+    """Where a process without HAFIZA_VAULT looks: an agent's hook, unless its command names the vault."""
     data = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
     return Path(data) / "hafiza" / "vault"
 

@@ -34,6 +34,7 @@ MAX_CLAIMS = 16              # typed claims a memory makes (hafiza.verifier prob
 MAX_CLAIM_ARG_CHARS = 500
 # A hand edit past this is not committed by hafiza (git can, by hand): every committed byte is scanned.
 MAX_COMMIT_FILE_BYTES = 16 << 20
+UNDO_HORIZON = 500  # commits `undo` looks back through for the latest change not yet undone
 
 
 def _text(value, what: str, numbers: bool = True) -> str | None:
@@ -76,6 +77,8 @@ def _input(**raw) -> dict:
     text = _limit((_text(raw["text"], "text") or "").strip(), MAX_TEXT_CHARS, "text")
     if not text:
         raise HafizaError("the memory text is empty", field="text")
+    if "\0" in text:  # git would take the file for binary and show no diff of it again
+        raise HafizaError("the memory text contains NUL bytes; a memory is text", field="text")
     kind = (_text(raw["type"], "type", numbers=False) or "knowledge").strip().lower()
     if kind not in model.TYPES:
         raise HafizaError(f"unknown type {kind!r}; use one of {', '.join(model.TYPES)}", field="type")
@@ -111,6 +114,11 @@ def _claims(value) -> list[dict]:
                               field="claims")
         out.append({"probe": probe, "args": dict(args)})
     return out
+
+
+def _content_key(memory: Memory) -> tuple[str, str]:
+    """A memory's scope and text as search compares words: equal for a re-import of the same item."""
+    return memory.scope, " ".join(fold_text(memory.body).split())
 
 
 def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
@@ -170,6 +178,9 @@ class Vault:
         from .git import GitStore, message
 
         root = Path(root)
+        if os.path.lexists(root) and not root.is_dir():
+            raise HafizaError(f"{root} exists and is not a folder; point HAFIZA_VAULT or --vault at a folder "
+                              "(it is created if missing)")
         created = not root.exists()
         (root / MEMORIES).mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         if created:
@@ -232,7 +243,9 @@ class Vault:
     def get(self, memory_id: str) -> Memory:
         path = self.memories_dir / f"{memory_id}.md"
         if is_valid_id(memory_id) and os.path.lexists(path):
-            return model.read(path)  # a symlink or a pipe by that name is refused, not followed
+            memory = model.read(path)  # a symlink or a pipe by that name is refused, not followed
+            if memory.id == memory_id:
+                return memory  # else x.md says `id: y`: it is y, and only y (doctor names the mismatch)
         for memory in self.load_all()[0]:  # a hand-made file whose name differs from its id
             if memory.id == memory_id:
                 return memory
@@ -269,7 +282,11 @@ class Vault:
             self._recover()
             changed = self._hand_edits(self.git.changed())
             if changed:
-                self._implicit.add(self.git.commit(changed, message("record manual edits", "manual-edits", "user")))
+                broken = self._unparsable(changed)
+                body = ("These files do not parse and are left out of recall until fixed:\n"
+                        + "\n".join(f"- {line}" for line in broken)) if broken else ""
+                self._implicit.add(self.git.commit(changed, message("record manual edits", "manual-edits", "user",
+                                                                    body=body)))
                 self._commits += 1
             first = usage.oldest(self.sidecar)
             if first is not None and dt.datetime.now() - first > FOLD_AFTER:
@@ -333,6 +350,20 @@ class Vault:
             self._scan_file(path, rel, "a hand edit, not yet committed")
             chosen.append(rel)
         return chosen
+
+    def _unparsable(self, changed: list[str]) -> list[str]:
+        """Of hand-edited memory files, those that do not parse, with why; each also becomes a warning."""
+        broken = []
+        for rel in changed:
+            path = self.root / rel
+            if not (rel.startswith(f"{MEMORIES}/") and rel.endswith(".md") and path.is_file()):
+                continue
+            try:
+                model.read(path)
+            except FrontmatterError as exc:
+                broken.append(f"{rel}: {exc.reason}" + (f" (line {exc.line})" if exc.line else ""))
+        self.warnings += [f"recorded a hand edit that does not parse: {line}" for line in broken]
+        return broken
 
     def _scan_file(self, path: Path, rel: str, what: str) -> None:
         """Refuse to commit a file that holds a secret, in any encoding."""
@@ -479,6 +510,18 @@ class Vault:
             self.commit([path], f"forget {memory.id}", "forget", reason)
         return memory
 
+    def restore(self, memory_id: str, reason: str | None = None) -> Memory:
+        """Bring an archived memory back into recall (its archive stays in the history)."""
+        with self.transaction():
+            memory = self.get(memory_id)
+            if memory.status != "archived":
+                later = f" by {memory.superseded_by}; supersede back or edit it" if memory.superseded_by else ""
+                raise HafizaError(f"{memory_id} is {memory.status}{later}; only an archived memory is restored")
+            memory = memory.evolve(status="active", archived_reason=None, updated=dt.date.today())
+            path = self.write_file(memory)
+            self.commit([path], f"restore {memory.id}", "restore", reason)
+        return memory
+
     def add_aliases(self, memory_id: str, aliases, reason: str | None = None) -> tuple[Memory, list[str]]:
         """Add phrases people may type for an active memory; (memory, the ones that were new).
 
@@ -526,35 +569,50 @@ class Vault:
         atomic_write(path, secrets.mask(text))
         return path
 
-    def import_many(self, items: list[dict], source: str, skip_invalid: bool = False) -> tuple[list[Memory], list[str]]:
+    def import_many(self, items: list[dict], source: str, skip_invalid: bool = False,
+                    dry_run: bool = False) -> tuple[list[Memory], list[str]]:
         """Write many memories as one commit; every item is validated before anything is written.
 
-        An invalid item refuses the whole import, or with `skip_invalid` is left
-        out and reported. Returns (imported, problems).
+        An invalid item refuses the whole import, or with `skip_invalid` is left out and reported. An
+        item whose text the vault already holds in the same scope is skipped and reported, so importing
+        a file twice adds nothing the second time. `dry_run` checks all of it and writes nothing.
+        Returns (imported, problems and skips).
         """
+        if dry_run:
+            self.require()
+            return self._plan_import(items, source, skip_invalid)[::2]
         with self.transaction():
-            taken, memories, problems = self.taken_ids(), [], []
-            touched: dict[str, Memory] = {}
-            for n, item in enumerate(items, 1):
-                try:
-                    memory = self._import_item(item, source, taken)
-                    olds = [touched.get(o) or self._superseded(o, memory.id) for o in memory.supersedes]
-                except HafizaError as exc:
-                    problem = f"item {item.get('_where', n)}: {exc.message}"
-                    if not skip_invalid:
-                        exc.message, exc.args = problem, (problem,)  # keeps its class and exit code
-                        raise exc from None
-                    problems.append(problem)
-                    continue
-                taken.add(memory.id)
-                memories.append(memory)
-                touched[memory.id] = memory
-                for old in olds:
-                    touched[old.id] = old.evolve(status="superseded", superseded_by=memory.id)
+            memories, touched, problems = self._plan_import(items, source, skip_invalid)
             paths = [self.write_file(m, fsync=len(touched) < 20) for m in touched.values()]
             if paths:
                 self.commit(paths, f"import {len(memories)} memories", "import", f"from {source}")
         return memories, problems
+
+    def _plan_import(self, items: list[dict], source: str, skip_invalid: bool):
+        taken, memories, problems, present = self.taken_ids(), [], [], []
+        held = {_content_key(m): m.id for m in self.load_all()[0]}  # what a second import of a file finds
+        touched: dict[str, Memory] = {}
+        for n, item in enumerate(items, 1):
+            try:
+                memory = self._import_item(item, source, taken)
+                olds = [touched.get(o) or self._superseded(o, memory.id) for o in memory.supersedes]
+            except HafizaError as exc:
+                problem = f"item {item.get('_where', n)}: {exc.message}"
+                if not skip_invalid:
+                    exc.message, exc.args = problem, (problem,)  # keeps its class and exit code
+                    raise exc from None
+                problems.append(problem)
+                continue
+            if _content_key(memory) in held:
+                present.append(f"item {item.get('_where', n)}: already in the vault as "
+                               f"{held[_content_key(memory)]} (same text and scope)")
+                continue
+            taken.add(memory.id)
+            memories.append(memory)
+            touched[memory.id] = memory
+            for old in olds:
+                touched[old.id] = old.evolve(status="superseded", superseded_by=memory.id)
+        return memories, touched, problems + present
 
     def _import_item(self, item: dict, source: str, taken: set) -> Memory:
         memory = self.new_memory(
@@ -605,17 +663,32 @@ class Vault:
         usage.end_fold(self.sidecar)
         return len(paths)
 
-    def undo(self, rev: str | None = None) -> tuple[str, str]:
-        """Revert one hafiza commit (the latest by default); refuses commits hafiza did not make."""
+    def _latest(self, redo: bool):
+        """The newest hafiza change not already undone (or, for `redo`, the newest undo not redone); the
+        person's own edits it merely recorded, and the commits this very call made on its way in, excluded."""
+        undone: set[str] = set()
+        for commit in self.git.log(UNDO_HORIZON):
+            if commit.sha in self._implicit or not commit.is_hafiza or commit.action in ("init", "manual-edits"):
+                continue
+            reverted = (commit.trailers.get("Hafiza-Reason") or "").removeprefix("reverts ").strip()
+            if commit.action in ("undo", "redo"):
+                if commit.sha not in undone:
+                    undone.add(reverted)
+                    if redo and commit.action == "undo":
+                        return commit
+                continue
+            if commit.sha not in undone and not redo:
+                return commit
+        raise HafizaError("there is nothing to redo" if redo else "there is no hafiza commit to undo")
+
+    def undo(self, rev: str | None = None, redo: bool = False) -> tuple[str, str]:
+        """Revert one hafiza commit: the latest change not yet undone (so repeated undos walk back), the
+        one named, or with `redo` the latest undo. Refuses commits hafiza did not make."""
         from .git import message
 
         with self.transaction():
             if rev is None:
-                # The latest change hafiza made; a person's own edits it merely recorded are theirs to revert.
-                target = next((c for c in self.git.log(200) if c.is_hafiza and c.sha not in self._implicit
-                               and c.action not in ("init", "manual-edits")), None)
-                if target is None:
-                    raise HafizaError("there is no hafiza commit to undo")
+                target = self._latest(redo)
             else:
                 try:
                     target = self.git.get(rev)  # resolved first: a name like `--output=x` never reaches git
@@ -627,7 +700,8 @@ class Vault:
                 if target.action == "init":
                     raise HafizaError("the vault's first commit cannot be undone")
             what = target.subject.removeprefix("hafiza: ")
+            action = "redo" if redo and rev is None else "undo"
             self.track([self.root / p for p in self.git.changed_paths(target.sha)])
-            sha = self.git.revert(target.sha, message(f"undo {what}", "undo", self.actor, f"reverts {target.sha}"))
+            sha = self.git.revert(target.sha, message(f"{action} {what}", action, self.actor, f"reverts {target.sha}"))
             self._landed()
         return target.sha, sha

@@ -1,4 +1,4 @@
-// hafiza for opencode: recalled memories on every prompt.
+// hafiza for opencode: the session-start profile, and recalled memories on every prompt.
 //
 // Installed by `hafiza install opencode` into ~/.config/opencode/plugins/
 // (removed by `hafiza uninstall opencode`). opencode calls `chat.message`
@@ -7,6 +7,8 @@
 // hafiza prints a recall block, adds it to the message as a synthetic text
 // part (shown to the model, not typed by the user). Any failure or a slow
 // answer means nothing is added: memory must never break a prompt.
+// When a session is created it runs the same hook with `start` and puts the
+// profile it prints into that session's system prompt.
 
 import type { Plugin } from "@opencode-ai/plugin"
 import { spawn } from "node:child_process"
@@ -17,11 +19,14 @@ const COMMAND: string[] = ["hafiza", "hook", "opencode", "prompt"]
 const ENV: Record<string, string> = {}
 const TIMEOUT_MS = 5000
 
-function runHook(payload: string, cwd: string): Promise<string> {
+const START: string[] = [...COMMAND.slice(0, -1), "start"]
+const profiles = new Map<string, Promise<string>>()
+
+function runHook(payload: string, cwd: string, command: string[] = COMMAND): Promise<string> {
   return new Promise((resolve) => {
     let child: ReturnType<typeof spawn>
     try {
-      child = spawn(COMMAND[0], COMMAND.slice(1), {
+      child = spawn(command[0], command.slice(1), {
         cwd,
         env: { ...process.env, ...ENV },
         stdio: ["pipe", "pipe", "ignore"],
@@ -64,7 +69,32 @@ function partId(): string {
   return `prt_${stamp.slice(-12)}${tail}`
 }
 
+function sessionOf(event: any): string | undefined {
+  const props = event?.properties ?? {}
+  return props.info?.id ?? props.sessionID ?? props.id
+}
+
 export const HafizaPlugin: Plugin = async ({ directory }) => ({
+  event: async ({ event }: any) => {
+    try {
+      if (event?.type !== "session.created") return
+      const id = sessionOf(event)
+      if (!id || profiles.has(id)) return
+      const payload = JSON.stringify({ hook_event_name: "session.created", session_id: id, cwd: directory })
+      profiles.set(id, runHook(payload, directory, START))
+    } catch {
+      // fail open: the session starts without a profile
+    }
+  },
+  "experimental.chat.system.transform": async (input: any, output: any) => {
+    try {
+      const pending = input?.sessionID ? profiles.get(input.sessionID) : undefined
+      const text = pending ? await pending : ""
+      if (text) output.system.push(text)
+    } catch {
+      // fail open
+    }
+  },
   "chat.message": async (input, output) => {
     try {
       const prompt = output.parts

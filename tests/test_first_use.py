@@ -1,0 +1,102 @@
+"""What a new user hit on first use, each fixed and tried the way they tried it."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from conftest import git_subjects, run_cli
+
+
+def test_install_with_hafiza_vault_writes_hooks_that_name_that_vault(tmp_path):
+    vault = tmp_path / "elsewhere"
+    env = {"HAFIZA_VAULT": str(vault)}
+    run_cli("init", env=env)
+    run_cli("install", "claude-code", env=env)
+    settings = (tmp_path / "home" / ".claude" / "settings.json").read_text()
+    assert f"HAFIZA_VAULT={vault}" in settings
+    assert "ok    clients: claude-code: hooks and MCP point at this vault" in run_cli("doctor", env=env).stdout
+    other = {"HAFIZA_VAULT": str(tmp_path / "other")}
+    run_cli("init", env=other)
+    report = run_cli("doctor", env=other, check=False).stdout
+    assert "warn  clients: 1 installed client(s) would not reach this vault" in report
+
+
+def test_repeated_undo_walks_back_and_redo_undoes_the_undo(vault):
+    for n in (1, 2, 3):
+        vault.remember(f"note {n}", id=f"n{n}")
+    run_cli("undo")
+    run_cli("undo")
+    assert not (vault.memories_dir / "n3.md").exists() and not (vault.memories_dir / "n2.md").exists()
+    assert (vault.memories_dir / "n1.md").exists()
+    run_cli("undo", "--redo")
+    assert (vault.memories_dir / "n2.md").exists() and not (vault.memories_dir / "n3.md").exists()
+    assert git_subjects(vault.root)[0] == "hafiza: redo undo remember n2"
+
+
+def test_an_archived_memory_is_restored_and_its_log_tells_the_story(vault):
+    vault.remember("Staging runs on Fridays too", id="friday")
+    run_cli("forget", "friday")
+    run_cli("restore", "friday")
+    assert vault.get("friday").status == "active"
+    history = json.loads(run_cli("log", "friday", "--json").stdout)
+    assert [c["action"] for c in history] == ["restore", "forget", "remember"]
+
+
+def _remember_bytes(data: bytes):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "hafiza.cli.main", "remember"], input=data, capture_output=True,
+                          env=os.environ)
+
+
+def test_bad_input_is_a_clear_error_not_a_traceback(vault, tmp_path):
+    binary = _remember_bytes(b"\xff\xfe\x00bad")
+    assert binary.returncode == 1 and b"not UTF-8" in binary.stderr and b"Traceback" not in binary.stderr
+    nul = _remember_bytes(b"text with a \x00 byte")  # argv cannot carry a NUL; stdin can
+    assert nul.returncode == 1 and b"NUL" in nul.stderr
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("x")
+    init = run_cli("init", env={"HAFIZA_VAULT": str(a_file)}, check=False)
+    assert init.returncode == 1 and "is not a folder" in init.stderr and "Traceback" not in init.stderr
+    big = run_cli("remember", input="x " * 600_000, check=False)
+    assert big.returncode == 1 and "at most 50,000" in big.stderr
+
+
+def test_types_are_accepted_in_any_case(vault):
+    run_cli("remember", "Always squash merge", "--type", "Rule", "--id", "squash")
+    assert vault.get("squash").type == "rule"
+
+
+def test_a_title_made_from_the_text_is_not_printed_twice():
+    from hafiza.hooks import render
+
+    text, _ = render.block([{"id": "deploy", "type": "rule", "status": "active",
+                             "title": "Deploy only from main after CI is green",
+                             "snippet": "Deploy only from main after CI is green. Feature branches go to staging."}])
+    assert text.count("Deploy only from main after CI is green") == 1
+    text, _ = render.block([{"id": "deploy", "type": "rule", "status": "active", "title": "Production deploys",
+                             "snippet": "Deploy only from main after CI is green."}])
+    assert "deploy: Production deploys — Deploy only from main" in text
+
+
+def test_importing_the_same_file_twice_adds_nothing_and_dry_run_writes_nothing(vault, tmp_path):
+    source = tmp_path / "notes.jsonl"
+    source.write_text('{"text": "Docker builds use the cache"}\n{"text": "Releases are tagged vX.Y"}\n')
+    dry = json.loads(run_cli("import", str(source), "--dry-run", "--json").stdout)
+    assert len(dry["would_import"]) == 2 and len(vault.load_all()[0]) == 0
+    run_cli("import", str(source))
+    again = run_cli("import", str(source))
+    assert "imported 0 memories" in again.stdout and "already in the vault as" in again.stderr
+    assert len(vault.load_all()[0]) == 2
+
+
+def test_a_memory_of_another_project_is_not_silently_absent(vault, tmp_path):
+    vault.remember("The shop deploys with the blue-green script", id="shop-deploy", scope="project:shop")
+    for n in range(6):
+        vault.remember(f"Unrelated note {n} about lunch", id=f"lunch-{n}")
+    here = tmp_path / "other"
+    (here / ".git").mkdir(parents=True)
+    out = run_cli("search", "blue-green deploys", cwd=str(here))
+    assert "1 more match in other scopes (project:shop); use --all-scopes" in out.stderr
