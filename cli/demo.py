@@ -38,7 +38,7 @@ def run_demo(keep: str | None, settings) -> None:
 
     root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="hafiza-demo-"))
     Vault.init(root, actor="demo")
-    vault = writable(root, "demo", embedder=settings, progress=progress_factory())
+    vault = writable(root, "demo", embedder=settings, progress=progress_factory(), embed_now=True)
     items, _ = read_jsonl(DATA)
     if not vault.taken_ids():
         vault.import_many(items, source="import:demo")

@@ -183,7 +183,8 @@ def list_(ctx, type_, status, scope, without_aliases, as_json):
     """List memories."""
     docs = _documents(open_vault(ctx), type=type_, status=status, scope=scope, without_aliases=without_aliases)
     if as_json:
-        emit([{k: d.get(k) for k in ("id", "title", "type", "scope", "status", "created", "path")} for d in docs])
+        emit([{**{k: d.get(k) for k in ("id", "title", "type", "scope", "status", "created")},
+               "path": f"memories/{d['path']}"} for d in docs])  # as search --json and remember --json say it
         return
     for d in docs:
         label = "" if d["status"] == "active" else f" [{d['status']}]"

@@ -25,13 +25,21 @@ def _address(value: str) -> tuple[str, int]:
                                 "(default: the git repo of the cwd).")
 @click.pass_context
 def mcp_(ctx, http, project):
-    """Run the MCP server: recall, remember, supersede, forget, mark_used, get, list, profile, record_episode.
+    """Run the MCP server: recall, remember, update, add_aliases, supersede, forget, mark_used, get, list,
+    profile, record_episode.
 
-    Over stdio (the default) nothing but protocol is written to stdout.
+    Over stdio (the default) nothing but protocol is written to stdout. With no vault yet, it creates
+    one as `hafiza init` would (and says so on stderr): an agent's first session must not find a
+    server that died before it could say why.
     """
     from hafiza.hooks.mcp import serve
-    from hafiza.vault.paths import project_of
+    from hafiza.vault.paths import is_vault, project_of
 
     address = _address(http) if http else None
+    if not is_vault(ctx.obj):
+        from hafiza.vault.store import Vault
+
+        Vault.init(ctx.obj, actor="mcp")
+        click.echo(f"hafiza: created a vault at {ctx.obj} (none was there)", err=True)
     vault = open_vault(ctx)
     serve(vault.root, project or project_of(), address, settings_of(ctx))

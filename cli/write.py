@@ -94,12 +94,20 @@ def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
 
 @cli.command()
 @click.argument("memory_id")
+@click.option("--text", help="Replace the memory's text with TEXT (- reads stdin) instead of opening an editor.")
+@click.option("--title", help="With --text: a new title too.")
 @click.pass_context
-def edit(ctx, memory_id):
-    """Open a memory in $EDITOR; the result is validated and committed."""
+def edit(ctx, memory_id, text, title):
+    """Open a memory in $EDITOR (or replace its text with --text); validated and committed."""
     from hafiza.vault.files import read_text
 
     vault = open_vault(ctx)
+    if text is not None:
+        memory = vault.update(memory_id, _text_arg(text), title=title)
+        click.echo(f"updated {memory.id}")
+        return
+    if title is not None:
+        raise HafizaError("--title goes with --text")
     original = read_text(vault.get(memory_id).path)
     edited = click.edit(original, extension=".md", require_save=True)
     if edited is None or edited == original:

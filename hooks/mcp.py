@@ -298,6 +298,22 @@ class Memories:
                                     claims=[c.model_dump() for c in claims or ()])
         return _ref(memory).model_copy(update={"warnings": vault.warnings})
 
+    def update(
+        self,
+        ctx: Context,
+        id: Annotated[str, Field(description="the memory to change")],
+        text: Annotated[str, Field(description="its new text, whole and self-contained", max_length=MAX_TEXT_CHARS)],
+        title: Annotated[str | None, Field(description="a new title (default: kept, or made from the new text "
+                                           "if it was)", max_length=MAX_TITLE_CHARS)] = None,
+    ) -> MemoryRef:
+        """Rewrite a memory's text in place, when it was worded badly or needs a detail; one commit, with the
+        same checks as `remember`. When a fact CHANGED (a new value replacing an old one), use `remember`
+        with `supersedes` instead, so the old value stays as history."""
+        with tool_errors():
+            vault = self._vault(ctx)
+            memory = vault.update(id, text, title=title)
+        return _ref(memory).model_copy(update={"warnings": vault.warnings})
+
     def add_aliases(
         self,
         ctx: Context,
@@ -421,7 +437,8 @@ class Memories:
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 ADD = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 # (tool name, method, hints). Nothing is destructive: old memories are superseded or archived, never deleted.
-TOOLS = [("recall", "recall", READ), ("remember", "remember", ADD), ("add_aliases", "add_aliases", ADD),
+TOOLS = [("recall", "recall", READ), ("remember", "remember", ADD), ("update", "update", ADD),
+         ("add_aliases", "add_aliases", ADD),
          ("supersede", "supersede", ADD),
          ("forget", "forget", ADD), ("mark_used", "mark_used", ADD), ("get", "get", READ),
          ("list", "list_", READ), ("profile", "profile", READ), ("record_episode", "record_episode", ADD)]
@@ -432,11 +449,20 @@ def create_server(root: Path, project: str | None = None, log_level: str = "WARN
     """An MCP server over the vault at `root`; `project` is the scope `recall` adds to global by default.
     The server is an edge: without `settings`, it reads them from the process environment."""
     memories = Memories(root, project, settings or read_settings())
-    server = MCPServer("hafiza", instructions=INSTRUCTIONS, log_level=log_level)
+    server = MCPServer("hafiza", instructions=INSTRUCTIONS, log_level=log_level, version=_version())
     for name, method, hints in TOOLS:
         fn = getattr(memories, method)
         server.add_tool(fn, name=name, description=inspect.cleandoc(fn.__doc__), annotations=hints)
     return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hafiza")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
 
 
 def check_loopback(host: str) -> str:

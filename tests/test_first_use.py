@@ -100,3 +100,58 @@ def test_a_memory_of_another_project_is_not_silently_absent(vault, tmp_path):
     (here / ".git").mkdir(parents=True)
     out = run_cli("search", "blue-green deploys", cwd=str(here))
     assert "1 more match in other scopes (project:shop); use --all-scopes" in out.stderr
+
+
+def test_a_memory_is_updated_in_place_from_the_cli_and_through_mcp(vault):
+    import anyio
+    from test_mcp import inproc, ok
+
+    vault.remember("Lint with flake8 before pushing", id="lint")
+    run_cli("edit", "lint", "--text", "Lint with ruff before pushing")
+    assert vault.get("lint").body == "Lint with ruff before pushing"
+    assert vault.get("lint").title == "Lint with ruff before pushing"  # made from the text: made again
+    assert git_subjects(vault.root)[0] == "hafiza: update lint"
+
+    async def main():
+        async with inproc(vault.root) as client:
+            return await ok(client, "update", id="lint", text="Lint with ruff and mypy before pushing",
+                            title="Linting")
+
+    anyio.run(main)
+    assert (vault.get("lint").title, vault.get("lint").body) == ("Linting", "Lint with ruff and mypy before pushing")
+    refused = run_cli("edit", "lint", "--text", "token ghp_" + "a1B2" * 9, check=False)
+    assert refused.returncode == 4 and vault.get("lint").title == "Linting"
+
+
+def test_mcp_names_itself_lists_every_tool_in_help_and_creates_a_missing_vault(tmp_path):
+    from hafiza.hooks.mcp import TOOLS, _version
+
+    assert _version() not in ("", None)
+    help_text = " ".join(run_cli("mcp", "--help").stdout.split())
+    assert all(name in help_text for name, _, _ in TOOLS)
+    fresh = tmp_path / "fresh-vault"
+    proc = run_cli("--vault", str(fresh), "mcp", input="", check=False)  # stdin closed: it ends at once
+    assert (fresh / "memories").is_dir() and "created a vault" in proc.stderr
+
+
+def test_list_and_search_json_agree_on_path(vault):
+    vault.remember("Deploys need a green CI", id="ci")
+    listed = json.loads(run_cli("list", "--json").stdout)[0]["path"]
+    found = json.loads(run_cli("search", "green CI deploys", "--json").stdout)[0]["path"]
+    assert listed == found == "memories/ci.md"
+
+
+def test_a_title_made_from_the_text_is_shown_but_not_weighed_as_a_title(vault):
+    from whoosh.query import Term
+
+    from hafiza.indexer.index import Index
+
+    vault.remember("Kubernetes upgrades happen on the first Monday of the month", id="made-up")
+    vault.remember("We upgrade clusters monthly", title="Kubernetes upgrades", id="written")
+    index = Index(vault.root)
+    index.sync()
+    with index.open().searcher() as searcher:
+        titled = {hit["id"] for hit in searcher.search(Term("title", "kubernetes"))}
+        assert titled == {"written"}
+        stored = {d["id"]: d["title"] for d in searcher.all_stored_fields()}
+    assert stored["made-up"] == "Kubernetes upgrades happen on the first Monday of the month"

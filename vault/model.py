@@ -12,6 +12,7 @@ from typing import Any
 from .errors import FrontmatterError
 from .files import NotRegularFile, read_regular, read_text
 from .ids import is_valid_id
+from .text import first_line  # noqa: F401  (re-exported: where titles come from)
 from .kinds import HALF_LIFE, STATUSES, TYPES  # noqa: F401  (re-exported: the format's vocabulary)
 
 _SCOPE = re.compile(r"^(global|project:[\w.\-]+)$")
@@ -165,18 +166,6 @@ def from_metadata(meta: dict, body: str, *, path: Path | None = None) -> Memory:
         extra={k: v for k, v in meta.items() if k not in KNOWN_KEYS},
         path=path,
     )
-
-
-def first_line(text: str, limit: int = 80) -> str:
-    """A title from text: its first non-empty line, cut at a word near `limit`."""
-    for line in text.splitlines():
-        line = line.strip().lstrip("#").strip()
-        if line:
-            if len(line) <= limit:
-                return line
-            cut = line[:limit].rsplit(" ", 1)[0]
-            return cut.rstrip(",;:") + "…"
-    return ""
 
 
 # A memory's frontmatter has tens of nodes; YAML anchors and aliases can make a few hundred bytes expand

@@ -559,6 +559,24 @@ class Vault:
             self.commit([path], f"{action} {memory.id}", action, reason)
         return memory
 
+    def update(self, memory_id: str, text: str, *, title: str | None = None, reason: str | None = None) -> Memory:
+        """Replace an active memory's text (and title) in place, with the guards `remember` applies; one
+        commit. A title hafiza made from the old text is made again from the new one."""
+        with self.transaction():
+            old = self.get(memory_id)
+            if old.status != "active":
+                raise HafizaError(f"{old.id} is {old.status}; remember a new memory that supersedes it instead",
+                                  field="id")
+            made_up = old.title == model.first_line(old.body)
+            given = _input(text=text, title=title if title is not None else (None if made_up else old.title),
+                           type=old.type, tags=old.tags, scope=old.scope, id=old.id, aliases=old.aliases,
+                           supersedes=(), source=old.source, claims=None)
+            self._check_fields({"text": given["text"], "title": given["title"]})
+            memory = old.evolve(body=given["text"], title=given["title"], updated=dt.date.today())
+            path = self.write_file(memory)
+            self.commit([path], f"update {memory.id}", "update", reason)
+        return memory
+
     def save_draft(self, memory_id: str, text: str) -> Path:
         """Keep a refused edit under .hafiza/drafts/ (never committed), readable by its owner only and
         with any secret in it masked: the reason it was refused must not stay on disk in plain text."""

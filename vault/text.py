@@ -155,3 +155,15 @@ def visible(text: str, as_json: bool = False) -> str:
     if "\r\n" in text and not as_json:  # Windows line ends are harmless; a lone CR rewrites the line
         return "\r\n".join(part.translate(table) for part in text.split("\r\n"))
     return text.translate(table)
+
+
+def first_line(text: str, limit: int = 80) -> str:
+    """A title from text: its first non-empty line, cut at a word near `limit`."""
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            if len(line) <= limit:
+                return line
+            cut = line[:limit].rsplit(" ", 1)[0]
+            return cut.rstrip(",;:") + "…"
+    return ""
