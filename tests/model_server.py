@@ -11,16 +11,22 @@ order. An answer is the model's text (str), a JSON value it "wrote" (dict or lis
         assert len(server.requests) == 2 and server.requests[-1].body["model"] == "test-model"
 
 Anthropic requests with `"stream": true` (Claude Code sends those) are answered as server-sent events.
+
+ModelServer is also the base of the end-to-end tests' servers for other protocols (tests/e2e/*_server.py):
+the thread on 127.0.0.1, the recording, the script and the HTTP writing are here; a subclass sets its
+`request_type` and overrides `post` (its routes) or `answer` (its reply to a scripted answer).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import socketserver
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Self
 from urllib.parse import urlsplit
 
 
@@ -55,6 +61,7 @@ class Request:
     path: str                # without the query string
     headers: dict[str, str]  # names lowercased
     body: Any                # the parsed JSON body (None when there was none)
+    query: str = ""          # the query string, e.g. alt=sse
 
     @property
     def prompt(self) -> str:
@@ -73,19 +80,14 @@ def prompt_text(body) -> str:
     return str(content)
 
 
-class ModelServer:
-    """`with ModelServer(script) as server:` then `server.url` (no trailing /v1) and `server.requests`."""
+class LocalServer:
+    """A socketserver on 127.0.0.1, served from a daemon thread inside `with`; `self.url` is its address."""
 
-    def __init__(self, script: Callable[[str], Any] | list, *, usage: tuple[int, int] = (12, 5),
-                 model: str = "test-model"):
-        self.script = script if callable(script) else list(script)
-        self.usage = usage  # (input, output) tokens reported for every answer
-        self.model = model
-        self.requests: list[Request] = []
-        self._lock = threading.Lock()
+    def _serve(self) -> socketserver.BaseServer:
+        raise NotImplementedError
 
-    def __enter__(self) -> ModelServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+    def __enter__(self) -> Self:
+        self._httpd = self._serve()
         # serve_forever polls for shutdown every 0.5 s by default: that would be the cost of every test.
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
         self._thread.start()
@@ -97,90 +99,133 @@ class ModelServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
+
+class ModelServer(LocalServer):
+    """`with ModelServer(script) as server:` then `server.url` (no trailing /v1) and `server.requests`."""
+
+    request_type: type[Request] = Request
+    http_version = "HTTP/1.0"  # HTTP/1.1: the connection is kept alive between requests
+    whole_request = False      # True: a callable script is given the Request, not only its prompt
+
+    def __init__(self, script: Callable[[Any], Any] | list, *, usage: tuple[int, int] = (12, 5),
+                 model: str = "test-model"):
+        self.script = script if callable(script) else list(script)
+        self.usage = usage  # (input, output) tokens reported for every answer
+        self.model = model
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._answered = 0
+
+    def _serve(self) -> ThreadingHTTPServer:
+        handler = type("Handler", (Exchange,), {"model": self, "protocol_version": self.http_version})
+        return ThreadingHTTPServer(("127.0.0.1", 0), handler)
+
     def record(self, request: Request) -> None:
         with self._lock:
             self.requests.append(request)
 
-    def next_answer(self, request: Request):
-        """What the script says to `request`; an exhausted list answers 500 (and the test sees it)."""
+    def take(self, request: Request) -> tuple[int, Any]:
+        """Record `request` and take the script's answer to it, numbered from 1; an exhausted list answers
+        500 (and the test sees it). A `Delay` is waited out here, outside the lock."""
         self.record(request)
         with self._lock:
+            self._answered += 1
+            number = self._answered
             if callable(self.script):
-                return self.script(request.prompt)
-            return self.script.pop(0) if self.script else Status(500, "the test script has no more answers")
+                answer = self.script(request if self.whole_request else request.prompt)
+            else:
+                answer = self.script.pop(0) if self.script else Status(500, "the test script has no more answers")
+        while isinstance(answer, Delay):
+            time.sleep(answer.seconds)
+            answer = answer.then
+        return number, answer
+
+    def next_answer(self, request: Request):
+        """What the script says to `request` (recorded)."""
+        return self.take(request)[1]
+
+    def not_found(self, http: Exchange, request: Request, payload) -> None:
+        """Record `request` and answer 404 with `payload`: a route the protocol does not have."""
+        self.record(request)
+        http.send_json(404, payload)
+
+    def post(self, http: Exchange, request: Request) -> None:
+        """Route a POST: here the chat completions and Messages APIs."""
+        if request.path.endswith("/messages/count_tokens"):  # the API has it; Claude Code 2.1 did not call it
+            self.record(request)
+            return http.send_json(200, {"input_tokens": self.usage[0]})
+        if not request.path.endswith(("/chat/completions", "/messages")):
+            return self.not_found(http, request, {"error": {"message": f"no route {request.path}"}})
+        self.answer(http, request, self.next_answer(request))
+
+    def answer(self, http: Exchange, request: Request, answer) -> None:
+        """Send the scripted `answer` to `request` in its protocol's shape."""
+        anthropic = request.path.endswith("/messages")
+        stream = isinstance(request.body, dict) and request.body.get("stream")
+        if isinstance(answer, Status):
+            error = {"type": "api_error", "message": answer.message}
+            payload = {"type": "error", "error": error} if anthropic else {"error": error}
+            return http.send_json(answer.code, payload, answer.headers)
+        if isinstance(answer, ToolUse) and anthropic:
+            if stream:
+                return http.send_events(map(named_event, _tool_use_events(answer, self.model, self.usage)))
+            return http.send_json(200, _tool_use_reply(answer, self.model, self.usage))
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        if not anthropic:
+            return http.send_json(200, _openai_reply(text, self.model, self.usage))
+        if stream:
+            return http.send_events(map(named_event, _anthropic_events(text, self.model, self.usage)))
+        http.send_json(200, _anthropic_reply(text, self.model, self.usage))
 
 
-def _handler(server: ModelServer):
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            path = urlsplit(self.path).path
-            length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"null")
-            except ValueError:
-                body = None
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            request = Request(path, headers, body)
-            if path.endswith("/messages/count_tokens"):  # the API has it; Claude Code 2.1 did not call it
-                server.record(request)
-                return self._send(200, {"input_tokens": server.usage[0]})
-            if not path.endswith(("/chat/completions", "/messages")):
-                server.record(request)
-                return self._send(404, {"error": {"message": f"no route {path}"}})
-            self._answer(request, server.next_answer(request))
+class Exchange(BaseHTTPRequestHandler):
+    """One HTTP exchange with `model`, a ModelServer: it reads the request and writes JSON or server-sent events."""
 
-        def do_GET(self):
-            server.record(Request(urlsplit(self.path).path, {k.lower(): v for k, v in self.headers.items()}, None))
-            self._send(404, {"error": {"message": "not found"}})
+    model: ModelServer
 
-        def _answer(self, request: Request, answer):
-            while isinstance(answer, Delay):
-                time.sleep(answer.seconds)
-                answer = answer.then
-            anthropic = request.path.endswith("/messages")
-            if isinstance(answer, Status):
-                error = {"type": "api_error", "message": answer.message}
-                payload = {"type": "error", "error": error} if anthropic else {"error": error}
-                return self._send(answer.code, payload, answer.headers)
-            if isinstance(answer, ToolUse) and anthropic:
-                if isinstance(request.body, dict) and request.body.get("stream"):
-                    return self._stream(_tool_use_events(answer, server.model, server.usage))
-                return self._send(200, _tool_use_reply(answer, server.model, server.usage))
-            text = answer if isinstance(answer, str) else json.dumps(answer)
-            if not anthropic:
-                return self._send(200, _openai_reply(text, server.model, server.usage))
-            if isinstance(request.body, dict) and request.body.get("stream"):
-                return self._stream(_anthropic_events(text, server.model, server.usage))
-            self._send(200, _anthropic_reply(text, server.model, server.usage))
+    def do_POST(self):
+        data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.headers.get("Content-Encoding") == "gzip":  # Codex may compress its requests
+            data = gzip.decompress(data)
+        try:
+            body = json.loads(data or b"null")
+        except ValueError:
+            body = None
+        self.model.post(self, self._request(body))
 
-        def _send(self, code: int, payload, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            try:
-                self.send_response(code)
-                for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except ConnectionError:
-                pass  # the client gave up (a timeout test): nothing to tell it
+    def do_GET(self):
+        self.model.not_found(self, self._request(None), {"error": {"message": "not found"}})
 
-        def _stream(self, events) -> None:
-            try:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.end_headers()
-                for event in events:
-                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                    self.wfile.flush()
-            except ConnectionError:
-                pass
+    def _request(self, body) -> Request:
+        url = urlsplit(self.path)
+        return self.model.request_type(url.path, {k.lower(): v for k, v in self.headers.items()}, body, url.query)
 
-        def log_message(self, *args):
-            pass  # keep test output clean; `server.requests` is the record
+    def send_json(self, code: int, payload, headers: dict[str, str] | None = None) -> None:
+        self._send(code, json.dumps(payload).encode(), {"Content-Type": "application/json", **(headers or {})})
 
-    return Handler
+    def send_events(self, frames: Iterable[str]) -> None:
+        """A 200 whose body is a server-sent event stream: `frames` joined, each already framed."""
+        self._send(200, "".join(frames).encode(), {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+
+    def _send(self, code: int, data: bytes, headers: dict[str, str]) -> None:
+        try:
+            self.send_response(code)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except ConnectionError:
+            pass  # the client gave up (a timeout test): nothing to tell it
+
+    def log_message(self, *args):
+        pass  # keep test output clean; `server.requests` is the record
+
+
+def named_event(event: dict) -> str:
+    """One server-sent event named by its `type` (the Messages and Responses APIs' framing)."""
+    return f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
 
 
 def _openai_reply(text: str, model: str, usage: tuple[int, int]) -> dict:

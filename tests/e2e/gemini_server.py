@@ -20,14 +20,14 @@ a `Status` (an HTTP error). Every request is recorded:
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
-from urllib.parse import urlsplit
 
-MODEL_VERSION = "gemini-test"
-USAGE = {"promptTokenCount": 12, "candidatesTokenCount": 5, "totalTokenCount": 17}
+# tests/ is on sys.path (its conftest.py): the server, its recording and the scripted HTTP error are shared.
+from model_server import Exchange, ModelServer, Status
+from model_server import Request as _Request
+
+__all__ = ["FunctionCall", "GeminiServer", "Request", "Status"]
 
 
 @dataclass
@@ -38,20 +38,9 @@ class FunctionCall:
     args: dict = field(default_factory=dict)
 
 
-@dataclass
-class Status:
-    """Answer with this HTTP status and an error body in the API's shape."""
-
-    code: int
-    message: str = "scripted failure"
-
-
-@dataclass
-class Request:
-    path: str                # e.g. /v1beta/models/gemini-2.5-flash:streamGenerateContent
-    query: str               # e.g. alt=sse
-    headers: dict[str, str]  # names lowercased
-    body: Any                # the parsed JSON body (None when there was none)
+class Request(_Request):
+    """A recorded request, read as the Gemini API's: `contents` of `parts`. Its path is e.g.
+    /v1beta/models/gemini-2.5-flash:streamGenerateContent, its query alt=sse."""
 
     @property
     def parts(self) -> list[dict]:
@@ -77,106 +66,48 @@ class Request:
         return [p["functionResponse"] for p in self.parts if "functionResponse" in p]
 
 
-class GeminiServer:
-    """`with GeminiServer(script) as server:` then `server.url` (for GOOGLE_GEMINI_BASE_URL) and `server.requests`."""
+class GeminiServer(ModelServer):
+    """`with GeminiServer(script) as server:` then `server.url` (for GOOGLE_GEMINI_BASE_URL) and `server.requests`.
+    A callable script is given the whole Request."""
+
+    request_type = Request
+    http_version = "HTTP/1.1"  # the client keeps connections alive
+    whole_request = True
 
     def __init__(self, script: Callable[[Request], Any] | list):
-        self.script = script if callable(script) else list(script)
-        self.requests: list[Request] = []
-        self._lock = threading.Lock()
-
-    def __enter__(self) -> GeminiServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        super().__init__(script, model="gemini-test")
 
     @property
     def turns(self) -> list[Request]:
         """The agent's model calls (streamGenerateContent), without one-shot and token-count calls."""
         return [r for r in self.requests if r.path.endswith(":streamGenerateContent")]
 
-    def next_answer(self, request: Request):
-        """What the script says to `request`; an exhausted list answers 500 (and the test sees it)."""
-        with self._lock:
-            self.requests.append(request)
-            if callable(self.script):
-                return self.script(request)
-            return self.script.pop(0) if self.script else Status(500, "the test script has no more answers")
+    def post(self, http: Exchange, request: Request) -> None:
+        method = request.path.rpartition(":")[2]
+        if method == "countTokens":
+            self.record(request)
+            return http.send_json(200, {"totalTokens": self.usage[0]})
+        if method not in ("streamGenerateContent", "generateContent"):
+            return self.not_found(http, request, _error(404, f"no route {request.path}"))
+        answer = self.next_answer(request)
+        if isinstance(answer, Status):
+            return http.send_json(answer.code, _error(answer.code, answer.message))
+        reply = _reply(answer, self.model, self.usage)
+        if method == "generateContent":
+            return http.send_json(200, reply)
+        # The API frames each chunk as `data: <json>` and a blank line, with CRLF line ends.
+        http.send_events([f"data: {json.dumps(reply)}\r\n\r\n"])
 
 
-def _handler(server: GeminiServer):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # the client keeps connections alive
-
-        def do_POST(self):
-            url = urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"null")
-            except ValueError:
-                body = None
-            request = Request(url.path, url.query, {k.lower(): v for k, v in self.headers.items()}, body)
-            method = url.path.rpartition(":")[2]
-            if method == "countTokens":
-                with server._lock:
-                    server.requests.append(request)
-                return self._send(200, {"totalTokens": USAGE["promptTokenCount"]})
-            if method not in ("streamGenerateContent", "generateContent"):
-                with server._lock:
-                    server.requests.append(request)
-                return self._send(404, _error(404, f"no route {url.path}"))
-            answer = server.next_answer(request)
-            if isinstance(answer, Status):
-                return self._send(answer.code, _error(answer.code, answer.message))
-            reply = _reply(answer)
-            if method == "generateContent":
-                return self._send(200, reply)
-            self._stream([reply])
-
-        def _send(self, code: int, payload) -> None:
-            data = json.dumps(payload).encode()
-            try:
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except ConnectionError:
-                pass
-
-        def _stream(self, chunks: list[dict]) -> None:
-            # The API frames each chunk as `data: <json>` and a blank line, with CRLF line ends.
-            data = b"".join(f"data: {json.dumps(chunk)}\r\n\r\n".encode() for chunk in chunks)
-            try:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except ConnectionError:
-                pass
-
-        def log_message(self, *args):
-            pass  # `server.requests` is the record
-
-    return Handler
-
-
-def _reply(answer) -> dict:
+def _reply(answer, model: str, usage: tuple[int, int]) -> dict:
     """One GenerateContentResponse holding the whole answer."""
     if isinstance(answer, FunctionCall):
         part = {"functionCall": {"name": answer.name, "args": answer.args}}
     else:
         part = {"text": answer if isinstance(answer, str) else json.dumps(answer)}
     candidate = {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
-    return {"candidates": [candidate], "usageMetadata": USAGE, "modelVersion": MODEL_VERSION}
+    tokens = {"promptTokenCount": usage[0], "candidatesTokenCount": usage[1], "totalTokenCount": sum(usage)}
+    return {"candidates": [candidate], "usageMetadata": tokens, "modelVersion": model}
 
 
 def _error(code: int, message: str) -> dict:

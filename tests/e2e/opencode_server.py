@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import json
 import socketserver
-import threading
-import time
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
-from typing import Any, Callable
 
-from model_server import Delay, ModelServer, Request, Status, _handler
+from model_server import Exchange, LocalServer, ModelServer, Request, Status
+
+__all__ = ["Status", "StreamingModelServer", "ToolCall", "Tripwire"]
 
 
 @dataclass
@@ -32,50 +30,15 @@ class ToolCall:
 class StreamingModelServer(ModelServer):
     """`StreamingModelServer(script)`: `script(request)` returns a str, a ToolCall, a Status or a Delay."""
 
-    def __init__(self, script: Callable[[Request], Any], **kwargs):
-        super().__init__(lambda prompt: None, **kwargs)
-        self.respond = script
+    whole_request = True
 
-    def __enter__(self) -> StreamingModelServer:
-        base = _handler(self)
-        server = self
-
-        class Handler(base):
-            def _answer(self, request: Request, answer):
-                if not request.path.endswith("/chat/completions"):
-                    return super()._answer(request, answer)
-                while isinstance(answer, Delay):
-                    time.sleep(answer.seconds)
-                    answer = answer.then
-                if isinstance(answer, Status):
-                    return super()._answer(request, answer)
-                chunks = _chunks(answer, server.model, server.usage)
-                if isinstance(request.body, dict) and request.body.get("stream"):
-                    return self._send_sse(chunks)
-                return self._send(200, _whole(chunks))
-
-            def _send_sse(self, chunks: list[dict]) -> None:
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/event-stream")
-                    self.send_header("Cache-Control", "no-cache")
-                    self.end_headers()
-                    for chunk in chunks:
-                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    self.wfile.flush()
-                except ConnectionError:
-                    pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        return self
-
-    def next_answer(self, request: Request):
-        self.record(request)
-        return self.respond(request)
+    def answer(self, http: Exchange, request: Request, answer) -> None:
+        if not request.path.endswith("/chat/completions") or isinstance(answer, Status):
+            return super().answer(http, request, answer)
+        chunks = _chunks(answer, self.model, self.usage)
+        if isinstance(request.body, dict) and request.body.get("stream"):
+            return http.send_events([*(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks), "data: [DONE]\n\n"])
+        http.send_json(200, _whole(chunks))
 
 
 def _chunks(answer, model: str, usage: tuple[int, int]) -> list[dict]:
@@ -110,12 +73,14 @@ def _whole(chunks: list[dict]) -> dict:
             "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": chunks[-1]["usage"]}
 
 
-class Tripwire:
+class Tripwire(LocalServer):
     """An HTTP(S) proxy that lets nothing through and records what tried: `with Tripwire() as wire:`, then
     HTTPS_PROXY=wire.url (with NO_PROXY=127.0.0.1) and `wire.attempts` ("CONNECT registry.npmjs.org:443")."""
 
-    def __enter__(self) -> Tripwire:
+    def __init__(self):
         self.attempts: list[str] = []
+
+    def _serve(self) -> socketserver.ThreadingTCPServer:
         wire = self
 
         class Refuse(socketserver.StreamRequestHandler):
@@ -123,13 +88,6 @@ class Tripwire:
                 wire.attempts.append(self.rfile.readline(2048).decode("latin-1").strip())
                 self.wfile.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 
-        self._server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Refuse)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Refuse)
+        server.daemon_threads = True
+        return server

@@ -15,15 +15,12 @@ the model calls one by name within it. Every request is recorded, so a test read
 
 from __future__ import annotations
 
-import gzip
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
-from urllib.parse import urlsplit
 
-from model_server import Status  # tests/ is on sys.path (its conftest.py): the same scripted HTTP error
+# tests/ is on sys.path (its conftest.py): the server, its recording and the scripted HTTP error are shared.
+from model_server import Exchange, ModelServer, Status, named_event
+from model_server import Request as _Request
 
 __all__ = ["Call", "Request", "ResponsesServer", "Status"]
 
@@ -38,11 +35,8 @@ class Call:
     call_id: str = "call_1"
 
 
-@dataclass
-class Request:
-    path: str                # without the query string
-    headers: dict[str, str]  # names lowercased
-    body: Any                # the parsed JSON body (None when there was none)
+class Request(_Request):
+    """A recorded request, read as the Responses API's: `input` items rather than `messages`."""
 
     def items(self, kind: str = "message", role: str | None = None) -> list[dict]:
         """The request's input items of one type (and role)."""
@@ -81,104 +75,27 @@ class Request:
         return names
 
 
-class ResponsesServer:
-    """`with ResponsesServer(script) as server:` then `server.url` (no trailing /v1) and `server.requests`."""
+class ResponsesServer(ModelServer):
+    """`with ResponsesServer(script) as server:` then `server.url` (no trailing /v1) and `server.requests`.
+    A callable script is given the whole Request."""
 
-    def __init__(self, script: Callable[[Request], Any] | list, *, model: str = "test-model",
-                 usage: tuple[int, int] = (12, 5)):
-        self.script = script if callable(script) else list(script)
-        self.model = model
-        self.usage = usage
-        self.requests: list[Request] = []
-        self._lock = threading.Lock()
-        self._count = 0
-
-    def __enter__(self) -> ResponsesServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+    request_type = Request
+    http_version = "HTTP/1.1"  # keep-alive, as the Responses API serves it
+    whole_request = True
 
     def responses(self) -> list[Request]:
         """The recorded model requests (POST …/responses), in order."""
         with self._lock:
             return [r for r in self.requests if r.path.endswith("/responses")]
 
-    def next_answer(self, request: Request) -> tuple[int, Any]:
-        with self._lock:
-            self.requests.append(request)
-            self._count += 1
-            if callable(self.script):
-                return self._count, self.script(request)
-            return self._count, self.script.pop(0) if self.script else Status(500, "the test script has no more answers")
-
-    def record(self, request: Request) -> None:
-        with self._lock:
-            self.requests.append(request)
-
-
-def _handler(server: ResponsesServer):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the Responses API serves it
-
-        def do_POST(self):
-            path = urlsplit(self.path).path
-            data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.headers.get("Content-Encoding") == "gzip":
-                data = gzip.decompress(data)
-            try:
-                body = json.loads(data or b"null")
-            except ValueError:
-                body = None
-            request = Request(path, {k.lower(): v for k, v in self.headers.items()}, body)
-            if not path.endswith("/responses"):
-                server.record(request)
-                return self._send(404, {"error": {"message": f"no route {path}"}})
-            number, answer = server.next_answer(request)
-            if isinstance(answer, Status):
-                return self._send(answer.code, {"error": {"type": "server_error", "message": answer.message}},
+    def post(self, http: Exchange, request: Request) -> None:
+        if not request.path.endswith("/responses"):
+            return self.not_found(http, request, {"error": {"message": f"no route {request.path}"}})
+        number, answer = self.take(request)
+        if isinstance(answer, Status):
+            return http.send_json(answer.code, {"error": {"type": "server_error", "message": answer.message}},
                                   answer.headers)
-            self._stream(_events(answer, f"resp_{number}", server.model, server.usage))
-
-        def do_GET(self):
-            server.record(Request(urlsplit(self.path).path, {k.lower(): v for k, v in self.headers.items()}, None))
-            self._send(404, {"error": {"message": "not found"}})
-
-        def _send(self, code: int, payload, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            try:
-                self.send_response(code)
-                for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except ConnectionError:
-                pass
-
-        def _stream(self, events: list[dict]) -> None:
-            data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
-            try:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                self.wfile.flush()
-            except ConnectionError:
-                pass
-
-        def log_message(self, *args):
-            pass
-
-    return Handler
+        http.send_events(map(named_event, _events(answer, f"resp_{number}", self.model, self.usage)))
 
 
 def _item(answer, index: int) -> dict:

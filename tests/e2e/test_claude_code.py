@@ -19,7 +19,6 @@ Each `claude -p` run takes a few seconds, so the runs are module fixtures shared
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -30,8 +29,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: model_server
-sys.path.insert(0, str(Path(__file__).resolve().parent))      # tests/e2e/: clients
-from clients import binary  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))      # tests/e2e/: rig
+import rig  # noqa: E402
 from model_server import ModelServer, ToolUse  # noqa: E402
 
 RULE = "Always answer in Turkish when the user writes in Turkish."
@@ -43,70 +42,34 @@ FOREIGN = ("ANTHROPIC_", "CLAUDE", "HAFIZA_", "XDG_", "MCP_", "GIT_")
 
 
 @dataclass
-class Run:
-    """One `claude -p` run: what the model server received and what hafiza wrote meanwhile."""
+class Run(rig.Run):
+    """One `claude -p` run; `bodies` are its /v1/messages request bodies."""
 
-    session: str
-    proc: subprocess.CompletedProcess
-    bodies: list[dict]          # every /v1/messages request body, in order
-    spool: list[dict]           # lines the run added to .hafiza/spool.jsonl
-    hook_log: list[str]         # lines the run added to .hafiza/hooks.log (HAFIZA_HOOK_LOG_ALL=1)
-
-    @property
-    def first(self) -> dict:
-        assert self.bodies, f"no model request arrived:\n{self.proc.stdout}\n{self.proc.stderr}"
-        return self.bodies[0]
+    session: str = ""
 
 
-@dataclass
-class World:
-    claude: Path
-    home: Path
-    vault: Path
-    project: Path
+class World(rig.Rig):
+    """A temporary HOME, a vault with two memories and a project folder, for `claude` (`exe`)."""
 
-    def env(self, **extra) -> dict:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
-        env.update({
-            "HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / ".config"),
-            "XDG_DATA_HOME": str(self.home / ".local" / "share"), "XDG_CACHE_HOME": str(self.home / ".cache"),
-            "HAFIZA_VAULT": str(self.vault), "HAFIZA_EMBEDDER": "hash", "HAFIZA_DAEMON": "0",
-            "HAFIZA_HOOK_LOG_ALL": "1",
-            "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com", "GIT_COMMITTER_NAME": "Test",
-            "GIT_COMMITTER_EMAIL": "test@example.com", "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": str(self.home / ".gitconfig"),
-            "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "MCP_CONNECTION_NONBLOCKING": "0",  # see the module docstring
-        })
-        env.update(extra)
-        return env
+    client = "claude-code"
+    drop = FOREIGN
+    hook_log = True
 
-    def hafiza(self, *args: str) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "hafiza.cli.main", *args], capture_output=True, text=True,
-                              env=self.env(), cwd=self.project, timeout=RUN_SECONDS)
-        assert proc.returncode == 0, f"hafiza {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
-        return proc
+    def client_env(self) -> dict:
+        return {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "MCP_CONNECTION_NONBLOCKING": "0"}  # see the module docstring
 
     def run(self, prompt: str, script=lambda prompt: "ok", *args: str) -> Run:
         session = str(uuid.uuid4())
-        spool, log = self.vault / ".hafiza" / "spool.jsonl", self.vault / ".hafiza" / "hooks.log"
-        spooled, logged = len(_lines(spool)), len(_lines(log))
+        spooled, logged = len(self.spool()), len(self.hook_lines())
         with ModelServer(script) as server:
             env = self.env(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="dummy")
-            proc = subprocess.run([str(self.claude), "-p", prompt, "--session-id", session, *args],
+            proc = subprocess.run([str(self.exe), "-p", prompt, "--session-id", session, *args],
                                   capture_output=True, text=True, env=env, cwd=self.project, timeout=RUN_SECONDS,
                                   stdin=subprocess.DEVNULL)
             bodies = [r.body for r in server.requests if r.path.endswith("/v1/messages") and r.body]
         assert proc.returncode == 0, f"claude exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr[-2000:]}"
-        return Run(session, proc, bodies, [json.loads(line) for line in _lines(spool)[spooled:]],
-                   _lines(log)[logged:])
-
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return []
+        return Run(proc, bodies, self.spool()[spooled:], self.hook_lines()[logged:], session)
 
 
 def messages_text(body: dict) -> str:
@@ -136,10 +99,7 @@ def tool_names(body: dict) -> list[str]:
 
 
 def new_world(base: Path) -> World:
-    home, project = base / "home", base / "project"
-    home.mkdir(parents=True)
-    project.mkdir()
-    world = World(binary("claude-code"), home, base / "vault", project)
+    world = World(base)
     world.hafiza("init")
     world.hafiza("remember", "--type", "rule", RULE)
     world.hafiza("remember", "--title", "Deploy procedure", DEPLOY)
@@ -148,9 +108,7 @@ def new_world(base: Path) -> World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> World:
-    world = new_world(tmp_path_factory.mktemp("claude-code"))
-    world.hafiza("install", "claude-code")
-    return world
+    return new_world(tmp_path_factory.mktemp("claude-code")).install()
 
 
 @pytest.fixture(scope="module")
@@ -197,8 +155,7 @@ def test_remember_through_the_client_commits(world):
                     "--allowedTools", "mcp__hafiza__remember")
     assert len(run.bodies) == 2, [messages_text(b)[-500:] for b in run.bodies]
     memory_id = "the-staging-database-is-reset-every-monday-at-06-00-utc"
-    log = subprocess.run(["git", "-C", str(world.vault), "log", "--format=%s"], capture_output=True, text=True,
-                         check=True).stdout.splitlines()
+    log = world.git_subjects()
     assert log[0] == f"hafiza: remember {memory_id}", log
     text = (world.vault / "memories" / f"{memory_id}.md").read_text(encoding="utf-8")
     assert STAGING in text and "type: fact" in text
@@ -236,13 +193,13 @@ def uninstalled(tmp_path_factory) -> Uninstalled:
     settings.write_text('{\n  "cleanupPeriodDays": 30\n}\n')
     world.run("hello")  # Claude Code writes its own state into ~/.claude.json
     before = _files(world.home)
-    world.hafiza("install", "claude-code")
+    world.install()
     with_hafiza = world.run("how do we deploy to production?")
     # Meanwhile the user adds a server of their own, with Claude Code's own command (it rewrites ~/.claude.json).
-    added = subprocess.run([str(world.claude), "mcp", "add", "--scope", "user", "notes", "--", "/bin/true"],
+    added = subprocess.run([str(world.exe), "mcp", "add", "--scope", "user", "notes", "--", "/bin/true"],
                            capture_output=True, text=True, env=world.env(), cwd=world.project, timeout=RUN_SECONDS)
     assert added.returncode == 0, added.stderr
-    world.hafiza("uninstall", "claude-code")
+    world.uninstall()
     after = _files(world.home)
     return Uninstalled(world, before, after, with_hafiza, world.run("how do we deploy to production?"))
 

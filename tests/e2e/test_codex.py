@@ -11,15 +11,13 @@ key and the hash Codex computes, `config/batchWrite` records it as `[hooks.state
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from clients import binary
 from responses_server import Call, ResponsesServer
+from rig import Rig
 
 RUN_SECONDS = 120
 PNPM = "For JavaScript projects the user always uses pnpm as the package manager, never npm or yarn."
@@ -50,24 +48,11 @@ def server():
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, server):
     """Codex, its HOME, a vault with two memories and a project folder; hafiza not installed yet."""
-    exe = binary("codex")
-    root = tmp_path_factory.mktemp("codex")
-    home, vault, project = root / "home", root / "vault", root / "project"
-    codex_home = home / ".codex"
-    for folder in (codex_home, project):
-        folder.mkdir(parents=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": str(home),
-           "CODEX_HOME": str(codex_home), "XDG_CONFIG_HOME": str(home / ".config"),
-           "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CACHE_HOME": str(home / ".cache"),
-           "HAFIZA_VAULT": str(vault), "HAFIZA_EMBEDDER": "hash", "HAFIZA_DAEMON": "0",
-           "HAFIZA_TEST_KEY": "dummy", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-           "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com"}
+    world = World(tmp_path_factory.mktemp("codex"), server)
     # The user's own config, written before the install (top-level keys must precede every table).
-    (codex_home / "config.toml").write_text(
+    (world.codex_home / "config.toml").write_text(
         'model = "test-model"\nmodel_provider = "local"\n\n[model_providers.local]\nname = "local test server"\n'
         f'base_url = "{server.url}/v1"\nenv_key = "HAFIZA_TEST_KEY"\nwire_api = "responses"\n')
-    world = World(exe, env, home, codex_home, vault, project, server)
     world.hafiza("init")
     world.hafiza("remember", "--type", "preference", PNPM)
     world.hafiza("remember", "--type", "identity", DENIZ)
@@ -76,7 +61,7 @@ def world(tmp_path_factory, server):
 
 @pytest.fixture(scope="module")
 def installed(world):
-    world.hafiza("install", "codex")
+    world.install()
     assert "[mcp_servers.hafiza]" in world.config_toml() and (world.codex_home / "hooks.json").exists()
     return world
 
@@ -99,22 +84,25 @@ def remember_run(trusted):
     return trusted.codex(REMEMBER_CUE, *NO_GRACE)
 
 
-class World:
-    def __init__(self, exe, env, home, codex_home, vault, project, server):
-        self.exe, self.env, self.home, self.codex_home = exe, env, home, codex_home
-        self.vault, self.project, self.server = vault, project, server
+class World(Rig):
+    """A temporary HOME (CODEX_HOME in it), a vault and a project folder, for `codex`; `server` is its model."""
 
-    def hafiza(self, *args: str) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "hafiza.cli.main", *args], env=self.env, capture_output=True,
-                              text=True, timeout=RUN_SECONDS, stdin=subprocess.DEVNULL)
-        assert proc.returncode == 0, f"hafiza {' '.join(args)}: {proc.stdout}{proc.stderr}"
-        return proc
+    client = "codex"
+
+    def __init__(self, root: Path, server: ResponsesServer):
+        super().__init__(root)
+        self.server = server
+        self.codex_home = self.home / ".codex"
+        self.codex_home.mkdir()
+
+    def client_env(self) -> dict[str, str]:
+        return {"CODEX_HOME": str(self.codex_home), "HAFIZA_TEST_KEY": "dummy"}
 
     def codex(self, prompt: str, *flags: str) -> "Run":
         """`codex exec PROMPT` headless; the model requests it made during the run come back with it."""
         before = len(self.server.responses())
         proc = subprocess.run([str(self.exe), "exec", "--skip-git-repo-check", "-C", str(self.project), *flags, prompt],
-                              env=self.env, capture_output=True, text=True, timeout=RUN_SECONDS,
+                              env=self.env(), capture_output=True, text=True, timeout=RUN_SECONDS,
                               stdin=subprocess.DEVNULL)
         assert proc.returncode == 0, f"codex exec exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr[-3000:]}"
         requests = self.server.responses()[before:]
@@ -123,7 +111,7 @@ class World:
 
     def trust_hooks(self) -> list[dict]:
         """Trust every hook Codex lists for the project, as the TUI's "Trust all and continue" does."""
-        proc = subprocess.Popen([str(self.exe), "app-server"], env=self.env, stdin=subprocess.PIPE,
+        proc = subprocess.Popen([str(self.exe), "app-server"], env=self.env(), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             rpc = _Rpc(proc)
@@ -147,15 +135,6 @@ class World:
 
     def config_toml(self) -> str:
         return (self.codex_home / "config.toml").read_text(encoding="utf-8")
-
-    def spool(self) -> list[dict]:
-        path = self.vault / ".hafiza" / "spool.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-    def git_subjects(self) -> list[str]:
-        out = subprocess.run(["git", "-C", str(self.vault), "log", "--format=%s"], capture_output=True, text=True,
-                             check=True, env=self.env)
-        return out.stdout.splitlines()
 
 
 class Run:
@@ -266,7 +245,7 @@ def test_session_end_reaches_the_spool(trusted, recall_run):
 
 def test_uninstall_leaves_codex_clean(trusted):
     trusted.codex("warm up", *NO_GRACE)  # everything installed has run at least once
-    trusted.hafiza("uninstall", "codex")
+    trusted.uninstall()
     spooled = len(trusted.spool())
     run = trusted.codex("which package manager should I use for the javascript frontend?", *NO_GRACE)
     sent = json.dumps([r.body for r in run.requests])
@@ -279,6 +258,6 @@ def test_uninstall_leaves_codex_clean(trusted):
 
 def test_uninstall_leaves_no_file_of_hafiza(trusted):
     if "[mcp_servers.hafiza]" in trusted.config_toml():
-        trusted.hafiza("uninstall", "codex")
+        trusted.uninstall()
     left = sorted(p.name for p in trusted.codex_home.iterdir() if "hafiza" in p.name)
     assert left == []

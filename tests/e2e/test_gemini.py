@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from clients import binary
 from gemini_server import FunctionCall, GeminiServer, Request
+from rig import Rig
 
 MODEL = "gemini-2.5-flash"  # pinned with -m: without it, every prompt first goes to a routing classifier
 RULE = "Production deploys only from main, after CI is green."               # a rule: in the profile
@@ -54,15 +52,15 @@ class Run:
         return self.requests[0]
 
 
-class Rig:
-    """A HOME with Gemini CLI's settings, a vault with two memories, and hafiza installed for gemini."""
+class World(Rig):
+    """A HOME with Gemini CLI's settings, a vault with two memories, and a project (a git repository)."""
+
+    client = "gemini"
 
     def __init__(self, root: Path):
-        self.gemini = binary("gemini")
-        self.home, self.project, self.vault = root / "home", root / "project", root / "vault"
+        super().__init__(root)
         self.settings = self.home / ".gemini" / "settings.json"
         self.settings.parent.mkdir(parents=True)
-        self.project.mkdir()
         subprocess.run(["git", "init", "-q", str(self.project)], check=True, env=self.env())
         self.settings.write_text(json.dumps(GEMINI_SETTINGS, indent=2) + "\n")
         self.original = self.settings.read_bytes()
@@ -70,28 +68,12 @@ class Rig:
         self.hafiza("remember", RULE, "--type", "rule", "--tag", "deploy")
         self.hafiza("remember", FACT, "--type", "knowledge", "--tag", "billing")
 
-    def env(self, **extra: str) -> dict[str, str]:
-        """A clean environment: nothing of the developer's GEMINI_*, HAFIZA_* or git identity leaks in."""
-        return {"PATH": os.environ["PATH"], "HOME": str(self.home), "LANG": "C.UTF-8",
-                "XDG_CONFIG_HOME": str(self.home / ".config"), "XDG_DATA_HOME": str(self.home / ".local/share"),
-                "XDG_CACHE_HOME": str(self.home / ".cache"),
-                "HAFIZA_VAULT": str(self.vault), "HAFIZA_EMBEDDER": "hash", "HAFIZA_DAEMON": "0",
-                "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-                "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-                "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(self.home / ".gitconfig"), **extra}
-
-    def hafiza(self, *args: str) -> str:
-        proc = subprocess.run([sys.executable, "-m", "hafiza.cli.main", *args], capture_output=True, text=True,
-                              env=self.env(), cwd=self.project, timeout=120)
-        assert proc.returncode == 0, f"hafiza {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}"
-        return proc.stdout
-
     def run(self, prompt: str, script: list, *flags: str) -> Run:
         """`gemini -p PROMPT` against a server answering from `script`."""
         with GeminiServer(script) as server:
             env = self.env(GEMINI_API_KEY="dummy", GOOGLE_GEMINI_BASE_URL=server.url,
                            GEMINI_CLI_TRUST_WORKSPACE="true")  # headless gemini refuses an untrusted folder
-            proc = subprocess.run([str(self.gemini), "-m", MODEL, "-o", "json", *flags, "-p", prompt],
+            proc = subprocess.run([str(self.exe), "-m", MODEL, "-o", "json", *flags, "-p", prompt],
                                   capture_output=True, text=True, env=env, cwd=self.project, timeout=RUN_SECONDS)
         assert proc.returncode == 0, f"gemini exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
         assert server.turns, f"gemini sent no model request:\n{proc.stderr[-3000:]}"
@@ -102,9 +84,7 @@ class Rig:
         Gemini does not wait for its SessionEnd hooks."""
         deadline = time.monotonic() + seconds
         while True:
-            path = self.vault / ".hafiza" / "spool.jsonl"
-            lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-            lines = [line for line in lines if session is None or line["session"] == session]
+            lines = [line for line in super().spool() if session is None or line["session"] == session]
             if wait_for is None or any(line["event"] == wait_for for line in lines) or time.monotonic() > deadline:
                 return lines
             time.sleep(0.1)
@@ -122,10 +102,8 @@ def hook_blocks(request: Request, fence: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def rig(tmp_path_factory) -> Rig:
-    rig = Rig(tmp_path_factory.mktemp("gemini"))
-    rig.hafiza("install", "gemini")
-    return rig
+def rig(tmp_path_factory) -> World:
+    return World(tmp_path_factory.mktemp("gemini")).install()
 
 
 @pytest.fixture(scope="module")
@@ -182,8 +160,7 @@ def test_remember_tool_commits_to_the_vault(rig, tool_run):
     output = response["response"]["output"]
     assert output.startswith("<untrusted_context>\n") and output.endswith("\n</untrusted_context>"), output
     memory_id = json.loads(output.removeprefix("<untrusted_context>").removesuffix("</untrusted_context>"))["id"]
-    log = subprocess.run(["git", "-C", str(rig.vault), "log", "--format=%s"], capture_output=True, text=True,
-                         check=True).stdout.splitlines()
+    log = rig.git_subjects()
     assert log[0] == f"hafiza: remember {memory_id}", log
     text = (rig.vault / "memories" / f"{memory_id}.md").read_text()
     assert NEW in text and "type: rule" in text
@@ -203,13 +180,13 @@ def test_no_precompact_without_compression(rig, recall_run):
 
 
 def test_uninstall_leaves_nothing(tmp_path_factory):
-    rig = Rig(tmp_path_factory.mktemp("gemini-uninstall"))
-    rig.hafiza("install", "gemini")
+    rig = World(tmp_path_factory.mktemp("gemini-uninstall"))
+    rig.install()
     before = rig.run("Which port does the billing staging database listen on?", ["Port 6543."], "--yolo")
     assert hook_blocks(before.first, "hafiza-recall") and HAFIZA_TOOLS <= set(before.first.function_declarations)
     spooled = rig.spool(wait_for="end")
 
-    rig.hafiza("uninstall", "gemini")
+    rig.uninstall()
     assert rig.settings.read_bytes() == rig.original
     assert not list(rig.settings.parent.glob("*.hafiza-backup"))
 

@@ -21,7 +21,6 @@ Each run takes ~10 s, so the runs are module fixtures shared by the checks.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -31,9 +30,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: model_server
-sys.path.insert(0, str(Path(__file__).resolve().parent))      # tests/e2e/: clients, opencode_server
-from clients import binary  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))      # tests/e2e/: opencode_server, rig
 from opencode_server import StreamingModelServer, ToolCall, Tripwire  # noqa: E402
+from rig import Rig, Run  # noqa: E402
 
 from hafiza.hooks.mcp import TOOLS  # noqa: E402
 
@@ -60,74 +59,38 @@ def model(request):
     return "ok from the fake model"
 
 
-@dataclass
-class Run:
-    """One `opencode run`: what the model server received and what hafiza wrote meanwhile."""
+class World(Rig):
+    """A temporary HOME, a vault and a project folder, for `opencode` (`exe`); `server` is its model, `wire` its
+    proxy. A run's `bodies` are the agent's /v1/chat/completions bodies (the title agent's left out)."""
 
-    proc: subprocess.CompletedProcess
-    bodies: list[dict]          # the agent's /v1/chat/completions bodies, in order (the title agent's left out)
-    spool: list[str]            # lines the run added to .hafiza/spool.jsonl
-    hook_log: list[str]         # lines the run added to .hafiza/hooks.log (HAFIZA_HOOK_LOG_ALL=1)
+    client = "opencode"
+    drop = FOREIGN
+    hook_log = True
 
-    @property
-    def first(self) -> dict:
-        assert self.bodies, f"no model request arrived:\n{self.proc.stdout}\n{self.proc.stderr[-3000:]}"
-        return self.bodies[0]
-
-
-@dataclass
-class World:
-    opencode: Path
-    home: Path
-    vault: Path
-    project: Path
-    server: StreamingModelServer
-    wire: Tripwire
+    def __init__(self, root: Path, server: StreamingModelServer, wire: Tripwire):
+        super().__init__(root)
+        self.server, self.wire = server, wire
 
     @property
     def config(self) -> Path:
         return self.home / ".config" / "opencode"
 
-    def env(self) -> dict:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(FOREIGN)}
-        env.update({
-            "HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / ".config"),
-            "XDG_DATA_HOME": str(self.home / ".local" / "share"), "XDG_CACHE_HOME": str(self.home / ".cache"),
-            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
-            "HAFIZA_VAULT": str(self.vault), "HAFIZA_EMBEDDER": "hash", "HAFIZA_DAEMON": "0",
-            "HAFIZA_HOOK_LOG_ALL": "1",
-            "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com", "GIT_COMMITTER_NAME": "Test",
-            "GIT_COMMITTER_EMAIL": "test@example.com", "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": str(self.home / ".gitconfig"),
+    def client_env(self) -> dict:
+        return {
             "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
             # Whatever opencode (or npm inside it) still tries to fetch ends at the tripwire.
             **{name: self.wire.url for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")},
             "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
-        })
-        return env
-
-    def hafiza(self, *args: str) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "hafiza.cli.main", *args], capture_output=True, text=True,
-                              env=self.env(), cwd=self.project, timeout=RUN_SECONDS)
-        assert proc.returncode == 0, f"hafiza {' '.join(args)}: {proc.stdout}\n{proc.stderr}"
-        return proc
+        }
 
     def run(self, prompt: str) -> Run:
-        spool, log = self.vault / ".hafiza" / "spool.jsonl", self.vault / ".hafiza" / "hooks.log"
-        spooled, logged, asked = len(_lines(spool)), len(_lines(log)), len(self.server.requests)
-        proc = subprocess.run([str(self.opencode), "run", prompt], capture_output=True, text=True, env=self.env(),
+        spooled, logged, asked = len(self.spool()), len(self.hook_lines()), len(self.server.requests)
+        proc = subprocess.run([str(self.exe), "run", prompt], capture_output=True, text=True, env=self.env(),
                               cwd=self.project, timeout=RUN_SECONDS, stdin=subprocess.DEVNULL)
         assert proc.returncode == 0, f"opencode exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr[-3000:]}"
         bodies = [r.body for r in self.server.requests[asked:] if r.path.endswith("/chat/completions")
                   and TITLE_AGENT not in str(r.body["messages"][0].get("content"))]
-        return Run(proc, bodies, _lines(spool)[spooled:], _lines(log)[logged:])
-
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return []
+        return Run(proc, bodies, self.spool()[spooled:], self.hook_lines()[logged:])
 
 
 def texts(body: dict, role: str) -> list[str]:
@@ -173,12 +136,8 @@ def user_config(base_url: str) -> str:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    base = tmp_path_factory.mktemp("opencode")
-    home, project = base / "home", base / "project"
-    home.mkdir()
-    project.mkdir()
     with StreamingModelServer(model) as server, Tripwire() as wire:
-        world = World(binary("opencode"), home, base / "vault", project, server, wire)
+        world = World(tmp_path_factory.mktemp("opencode"), server, wire)
         world.hafiza("init")
         world.hafiza("remember", "--title", "Staging database port", STAGING)
         world.hafiza("remember", "--type", "rule", RULE)
@@ -192,7 +151,7 @@ def world(tmp_path_factory):
 def installed(world) -> str:
     """`hafiza install opencode`; returns the user's opencode.json as it was before."""
     before = (world.config / "opencode.json").read_text()
-    world.hafiza("install", "opencode")
+    world.install()
     return before
 
 
@@ -221,7 +180,7 @@ class Uninstalled:
 @pytest.fixture(scope="module")
 def uninstalled(world, installed, recall_run, chat_run, remember_run) -> Uninstalled:
     """After the other runs: `hafiza uninstall opencode`, then one more run."""
-    world.hafiza("uninstall", "opencode")
+    world.uninstall()
     after = (world.config / "opencode.json").read_text()
     return Uninstalled(installed, after, world.run("what port does the staging database listen on?"))
 
@@ -259,8 +218,7 @@ def test_mcp_tools_are_offered(recall_run):
 
 def test_remember_through_the_client_commits(world, remember_run):
     assert len(remember_run.bodies) == 2, [texts(b, "user") for b in remember_run.bodies]
-    log = subprocess.run(["git", "-C", str(world.vault), "log", "-1", "--format=%s%n%b"], capture_output=True,
-                         text=True, check=True).stdout
+    log = world.git_log("-1", "--format=%s%n%b")
     assert log.startswith(f"hafiza: remember {DEPLOY_ID}\n") and "Hafiza-Actor: opencode" in log, log
     text = (world.vault / "memories" / f"{DEPLOY_ID}.md").read_text(encoding="utf-8")
     assert DEPLOY in text and "type: rule" in text and "deploy day" in text
@@ -273,7 +231,7 @@ def test_remember_through_the_client_commits(world, remember_run):
 
 
 def test_session_end_reaches_the_spool(recall_run, chat_run, remember_run):
-    ends = [json.loads(line) for run in (recall_run, chat_run, remember_run) for line in run.spool]
+    ends = [line for run in (recall_run, chat_run, remember_run) for line in run.spool]
     if not ends:
         pytest.skip("opencode 1.18.33 has no session-end event for plugins: in `opencode run` a plugin sees "
                     "session.created/updated/status/diff/idle and message.* events; session.idle comes after "
