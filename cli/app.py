@@ -90,6 +90,14 @@ def open_vault(ctx, actor: str = "cli"):
     return vault
 
 
+def reading_vault(ctx):
+    """The vault for a command that only reads (`show`, `log`): no index or model code is imported, and
+    a write through it is refused."""
+    from hafiza.vault.store import reader
+
+    return reader(vault_root(ctx))
+
+
 def emit(data) -> None:
     """Pretty JSON on stdout; bidi, zero-width and C1 characters as \\u escapes, which json.dumps leaves raw."""
     from hafiza.vault.text import visible

@@ -9,7 +9,7 @@ import click
 
 from hafiza.vault.text import inline
 
-from .app import cli, emit, open_vault, settings_of, vault_root
+from .app import cli, emit, open_vault, reading_vault, settings_of, vault_root
 
 
 def _scope_options(f):
@@ -148,7 +148,7 @@ def show(ctx, memory_id, as_json):
     from hafiza.vault.files import read_text
     from hafiza.vault.text import visible
 
-    memory = open_vault(ctx).get(memory_id)
+    memory = reading_vault(ctx).get(memory_id)
     if as_json:
         emit({**model.to_metadata(memory), "body": memory.body, "path": f"memories/{memory.path.name}"})
     else:  # escapes (ESC, BEL, U+202E...) in the file are shown, not acted on by the terminal
@@ -202,7 +202,7 @@ def list_(ctx, type_, status, scope, without_aliases, as_json):
 def log(ctx, memory_id, limit, everything, as_json):
     """The vault's history: what hafiza changed, when, by whom and why; with ID, one memory's history
     (hand edits included)."""
-    vault = open_vault(ctx)
+    vault = reading_vault(ctx)
     path = None
     if memory_id:
         path = str(vault.get(memory_id).path.relative_to(vault.root))

@@ -31,6 +31,7 @@ from .hafiza_hook import MAX_STDIN, empty, log, warm
 from .payload import Event, normalise
 
 TIMEOUT_SECONDS = 3.0     # well inside every client's own hook timeout
+WARM_WAIT = 1.5           # seconds a prompt waits for a warm process that is still loading (half the budget)
 
 
 class HookTimeout(Exception):
@@ -142,6 +143,12 @@ def cold_asker(found: Settings):
     warm process in the background for the next prompt (unless the settings say not to)."""
     def ask(root: Path, request: dict) -> dict:
         if found.daemon:
+            # The first prompt of a session comes right after SessionStart started the warm process: wait
+            # for it a moment (inside the hook's budget) rather than answer with keywords only.
+            if request.get("op") == "recall" and wire.starting(root):
+                reply = wire.wait_for(root, request, WARM_WAIT)
+                if reply is not None and "error" not in reply:
+                    return reply
             try:
                 wire.spawn(root)
             except OSError as exc:  # this prompt still gets keyword recall

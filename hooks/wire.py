@@ -46,6 +46,30 @@ def ask(root: Path, request: dict, timeout: float = REPLY_TIMEOUT) -> dict | Non
         sock.close()
 
 
+def starting(root: Path) -> bool:
+    """A warm process is loading (its lock is held) or was just spawned: worth a short wait."""
+    from hafiza.vault.lock import is_held
+
+    run = run_dir(root)
+    if is_held(run / DAEMON_LOCK):
+        return True
+    try:
+        return time.time() - (run / "spawned").stat().st_mtime < SPAWN_GRACE
+    except FileNotFoundError:
+        return False
+
+
+def wait_for(root: Path, request: dict, seconds: float) -> dict | None:
+    """The warm process's answer once it is up, polling for at most `seconds`; None if it never answers."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        reply = ask(root, request, timeout=max(0.05, deadline - time.monotonic()))
+        if reply is not None:
+            return reply
+        time.sleep(0.1)
+    return None
+
+
 def spawn(root: Path) -> bool:
     """Start the warm process detached (own session: a client killing its hook cannot take it down).
 

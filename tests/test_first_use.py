@@ -155,3 +155,33 @@ def test_a_title_made_from_the_text_is_shown_but_not_weighed_as_a_title(vault):
         assert titled == {"written"}
         stored = {d["id"]: d["title"] for d in searcher.all_stored_fields()}
     assert stored["made-up"] == "Kubernetes upgrades happen on the first Monday of the month"
+
+
+def test_the_first_prompt_after_session_start_is_answered_by_the_warm_process(vault):
+    from test_hooks import CLAUDE_PROMPT, context_of, hook
+
+    vault.remember("Deploy to production only from main, after CI is green", id="deploy-main", type="rule")
+    for n in range(8):
+        vault.remember(f"A note about lunch option {n}", id=f"lunch-{n}")
+    warm = {"HAFIZA_DAEMON": "1", "HAFIZA_DAEMON_IDLE": "20"}
+    try:
+        hook("claude-code", "SessionStart", {"session_id": "first", "source": "startup", "cwd": "/tmp"}, env=warm)
+        block = context_of(hook("claude-code", "UserPromptSubmit",
+                                {**CLAUDE_PROMPT, "session_id": "first", "prompt": "can we deploy to production?"},
+                                env=warm))
+        status = json.loads(run_cli("daemon", "status", "--json").stdout)
+        assert "deploy-main" in block
+        assert status.get("served", 0) >= 2  # the prompt, then this status: the prompt did not go cold
+    finally:
+        run_cli("daemon", "stop", check=False)
+
+
+def test_a_vault_opened_for_reading_refuses_to_write(vault):
+    import pytest
+
+    from hafiza.vault.errors import HafizaError
+    from hafiza.vault.store import reader
+
+    with pytest.raises(HafizaError, match="opened for reading"):
+        reader(vault.root).remember("should not land")
+    assert git_subjects(vault.root) == ["hafiza: init vault"]

@@ -170,12 +170,16 @@ def test_an_undo_that_conflicts_leaves_nothing_behind(vault):
     assert vault.get("pnpm").body == "We use pnpm 9."
 
 
-def test_undo_can_itself_be_undone(vault):
+def test_a_second_undo_walks_back_and_redo_undoes_the_undo(vault):
     vault.remember("We use pnpm.", id="pnpm")
     vault.undo()
-    vault.undo()
+    with pytest.raises(HafizaError, match="no hafiza commit to undo"):  # nothing older than it to walk back to
+        vault.undo()
+    vault.undo(redo=True)
     assert vault.get("pnpm").body == "We use pnpm."
-    assert git_subjects(vault.root)[:2] == ["hafiza: undo undo remember pnpm", "hafiza: undo remember pnpm"]
+    assert git_subjects(vault.root)[:2] == ["hafiza: redo undo remember pnpm", "hafiza: undo remember pnpm"]
+    with pytest.raises(HafizaError, match="nothing to redo"):
+        vault.undo(redo=True)
 
 
 def test_an_unknown_revision_is_one_error_line(vault):

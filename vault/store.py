@@ -151,11 +151,19 @@ def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
     return kept, added
 
 
+def reader(root: Path) -> "Vault":
+    """A vault for reading only (`show`, `log`): a write through it is refused, since writers must open it
+    with hafiza.indexer.refresh.writable, which keeps the index in step."""
+    return Vault(root, read_only=True)
+
+
 class Vault:
     """A memory vault rooted at `root`: a git repository of markdown files."""
 
-    def __init__(self, root: Path, actor: str = "cli", lock_timeout: float = DEFAULT_TIMEOUT, after_commit=None):
+    def __init__(self, root: Path, actor: str = "cli", lock_timeout: float = DEFAULT_TIMEOUT, after_commit=None,
+                 read_only: bool = False):
         self.root = Path(root)
+        self.read_only = read_only  # opened by a command that only reads: a write is a bug, refused
         self.actor = actor
         self.lock_timeout = lock_timeout  # seconds a writer waits for the lock before VaultLocked
         # Called with the vault after each write that committed, outside the lock: what keeps derived stores
@@ -273,6 +281,9 @@ class Vault:
         usage log. A write that fails inside is rolled back: whole or absent."""
         from .git import message
 
+        if self.read_only:
+            raise HafizaError("this vault was opened for reading; writers open it with "
+                              "hafiza.indexer.refresh.writable, so the index follows every write")
         self.require()
         self._commits = 0
         with locked(self.lock_path, self.lock_timeout):
