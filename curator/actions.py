@@ -6,7 +6,7 @@ import datetime as dt
 
 from hafiza.vault import model
 from hafiza.vault.review import Action
-from hafiza.vault.store import MAX_ALIASES
+from hafiza.vault.inputs import MAX_ALIASES
 from hafiza.vault.text import fold_text
 
 from .corpus import Corpus

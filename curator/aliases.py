@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hafiza.vault import secrets
 from hafiza.vault.errors import SecretRefused
-from hafiza.vault.store import MAX_ALIAS_CHARS
+from hafiza.vault.inputs import MAX_ALIAS_CHARS
 from hafiza.vault.text import fold_text
 
 from .corpus import Corpus, Entry

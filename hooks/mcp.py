@@ -29,8 +29,9 @@ from hafiza.vault import episodes, usage
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
 from hafiza.vault.paths import SIDECAR
-from hafiza.vault.store import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
-                                MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS, Vault)
+from hafiza.vault.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
+                                 MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS)
+from hafiza.vault.store import Vault
 from hafiza.verifier.probes import REGISTRY
 from hafiza.vault.text import inline
 

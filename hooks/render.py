@@ -21,7 +21,7 @@ BUDGET_CHARS = 1400   # the whole block, about 350 tokens
 SHOWN_SNIPPET_CHARS = 220
 MIN_SNIPPET_ROOM = 40  # with less room left, the line goes without a snippet: a few cut words say nothing
 TITLE_CHARS = 160     # twice a title taken from the text (model.first_line); a hand-edited one of up to 300
-                      # (vault.store.MAX_TITLE_CHARS) would crowd every other memory out
+                      # (vault.inputs.MAX_TITLE_CHARS) would crowd every other memory out
 LABEL_CHARS = 80      # the longest valid id (vault.ids); labels are frontmatter values anyone can edit
 NOTE_CHARS = 140      # why a memory is unverified: what is gone and where it went, in one line
 FENCE = "hafiza-recall"
