@@ -38,7 +38,8 @@ def reindex(ctx):
 @click.pass_context
 def doctor(ctx, as_json):
     """Check the vault: index against files, unparsable files, vectors, lock, git state, pending usage,
-    memories without aliases, Claude Code's MEMORY.md load cliff."""
+    memories without aliases, Claude Code's MEMORY.md load cliff, installed clients, memories labelled
+    unverified, proposals waiting for review."""
     from hafiza.cli.checks import run_checks
 
     checks = run_checks(open_vault(ctx), settings_of(ctx))

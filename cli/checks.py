@@ -19,7 +19,35 @@ def run_checks(vault, settings) -> list[Check]:
     checks = [check(vault) for check in (check_files, check_index)]
     checks.append(check_vectors(vault, settings))
     return checks + [check(vault) for check in (check_lock, check_git, check_interrupted, check_links, check_private,
-                                                check_usage, check_aliases, check_claude_memory, check_clients)]
+                                                check_usage, check_aliases, check_claude_memory, check_clients,
+                                                check_labels, check_review)]
+
+
+def check_labels(vault) -> Check:
+    """Memories whose claims stopped being true (the verifier's `failed`, the curator's `stale`): still
+    recalled, labelled and ranked lower, until a person fixes or supersedes them."""
+    memories, _ = vault.load_all()
+    labelled = [m for m in memories if m.active and isinstance(m.verified, dict)
+                and m.verified.get("status") in ("failed", "stale")]
+    if not labelled:
+        return Check("labels", "ok", "no active memory is labelled unverified")
+    details = [f"{m.id}: {str(m.verified.get('detail') or m.verified.get('status'))[:120]}" for m in labelled[:20]]
+    return Check("labels", "warn", f"{len(labelled)} active memories are labelled unverified (fix, update or "
+                 "supersede them; `hafiza verify` clears a label once the claim holds again)", details)
+
+
+def check_review(vault) -> Check:
+    """Review branches with actions nobody has decided yet."""
+    from hafiza.vault.review import Review
+
+    try:
+        branches = [b for b in Review(vault).branches() if b.open]
+    except Exception as exc:  # a doctor reports; it does not fail on a branch it cannot read
+        return Check("review", "warn", f"could not read the review branches: {exc}")
+    if not branches:
+        return Check("review", "ok", "no proposals waiting for review")
+    return Check("review", "warn", f"{sum(len(b.open) for b in branches)} proposal(s) wait on "
+                 f"{len(branches)} review branch(es); `hafiza review`", [b.name for b in branches])
 
 
 def check_clients(vault) -> Check:

@@ -152,3 +152,14 @@ def test_memory_merge_refuses_both_sides_changing_the_body():
 
 def test_jsonl_merges_as_a_union():
     assert merge(RULINGS, b"a\n", b"a\nb\n", b"a\nc\n") == b"a\nb\nc\n"
+
+
+def test_doctor_says_when_proposals_wait(three):
+    import json
+
+    from conftest import run_cli
+
+    review = Review(three)
+    review.propose(review.start("curate"), _archive(three, "note-1"))
+    checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json", check=False).stdout)}
+    assert checks["review"]["level"] == "warn" and checks["review"]["summary"].startswith("1 proposal(s) wait")

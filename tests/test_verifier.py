@@ -263,3 +263,10 @@ def test_imported_claims_are_kept_and_checked_for_shape(vault):
     assert vault.get("lint").claims == [{"probe": "script", "args": {"name": "lint"}}]
     with pytest.raises(HafizaError, match="claims"):
         vault.import_many([{"text": "bad", "claims": [{"probe": "path", "args": {"path": ["a", "b"]}}]}], "test")
+
+
+def test_doctor_lists_memories_labelled_unverified(vault, app):
+    _claims_memory(vault, "deploy", [{"probe": "path", "args": {"path": "infra/deploy.sh"}}])
+    verify(vault, projects={"app": app})
+    checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json", check=False).stdout)}
+    assert checks["labels"]["level"] == "warn" and "renamed to ops/deploy.sh" in checks["labels"]["details"][0]
