@@ -130,8 +130,8 @@ def _conflicts(corpus: Corpus, provider, report: Report, dup_pairs: set) -> list
         return [conflicts.report(*pair) for pair in pairs]
     found = []
     for pair in pairs:
-        finding = _ask(lambda: conflicts.judge(provider, *pair), report)
-        found.append(finding or conflicts.report(*pair))
+        judged = None if _spent(provider, report) else _ask(provider, lambda: conflicts.judge(provider, *pair), report)
+        found.append(judged or conflicts.report(*pair))
     return found
 
 
@@ -141,23 +141,31 @@ def _aliases(corpus: Corpus, provider, report: Report) -> list[Finding]:
         return []
     found = []
     for e in aliases.wanting(corpus):
-        finding = _ask(lambda: aliases.propose(provider, corpus, e), report)
+        if _spent(provider, report):
+            break
+        finding = _ask(provider, lambda: aliases.propose(provider, corpus, e), report)
         if finding is not None:
             found.append(finding)
-        if report.model_notes and report.model_notes[-1].startswith("budget spent"):
-            break
     return found
 
 
-def _ask(call, report: Report):
+def _spent(provider, report: Report) -> bool:
+    """The budget is used up: no more calls, and the run says so once."""
+    if not getattr(provider, "spent", False):
+        return False
+    if not any(n.startswith("budget spent") for n in report.model_notes):
+        report.model_notes.append(f"budget spent: all {provider.calls} model calls were made")
+    return True
+
+
+def _ask(provider, call, report: Report):
     """One model call: an answer that fails (transport, invalid JSON, spent budget) is noted, never applied."""
     from hafiza.vault.provider import BudgetSpent
 
     try:
         return call()
-    except BudgetSpent as exc:
-        if not any(n.startswith("budget spent") for n in report.model_notes):
-            report.model_notes.append(f"budget spent: {exc.message}")
+    except BudgetSpent:
+        _spent(provider, report)  # notes it, once
         return None
     except HafizaError as exc:
         report.model_notes.append(f"answer discarded: {exc.message[:200]}")

@@ -45,19 +45,20 @@ def writable(root: Path, actor: str = "cli", embedder=None, progress=None, embed
 
     def follow(vault) -> None:
         chosen = embedder
-        if isinstance(chosen, Settings):
-            if chosen.embedder in SLOW_EMBEDDERS and not embed_now:  # by name: not even numpy is imported
-                Index(vault.root).sync(progress)
-                embed_later(vault.root)
-                return
+        if isinstance(chosen, Settings) and (embed_now or chosen.embedder not in SLOW_EMBEDDERS):
             chosen = choose_embedder(chosen)
-        if getattr(chosen, "loads_slowly", False) and not getattr(chosen, "loaded", False) and not embed_now:
+        # Still Settings: a slow model named in them (decided by name: not even numpy is imported for it).
+        if isinstance(chosen, Settings) or (_loads_slowly(chosen) and not embed_now):
             Index(vault.root).sync(progress)
             embed_later(vault.root)
         else:
             refresh_all(vault.root, progress, chosen)
 
     return Vault(root, actor, after_commit=follow, **options)
+
+
+def _loads_slowly(embedder) -> bool:
+    return getattr(embedder, "loads_slowly", False) and not getattr(embedder, "loaded", False)
 
 
 def embed_later(root: Path) -> None:

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import git_subjects, run_cli
+from conftest import git, git_subjects, project_repo, run_cli
 from model_server import ModelServer
 
 from hafiza.curator import aliases, conflicts
@@ -21,24 +21,15 @@ from hafiza.vault.review import Review
 TODAY = dt.date(2026, 12, 1)
 
 
-def _git(root, *args):
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
-
-
 @pytest.fixture
 def shop(tmp_path):
     """A project with history: deploy.sh renamed into ops/, notes.md deleted, README kept."""
-    root = tmp_path / "shop"
-    (root / "infra").mkdir(parents=True)
-    for name in ("infra/deploy.sh", "notes.md", "README.md"):
-        (root / name).write_text(f"# {name}\n" * 20)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "start")
+    root = project_repo(tmp_path / "shop", {name: f"# {name}\n" * 20 for name in ("infra/deploy.sh", "notes.md",
+                                                                                    "README.md")})
     (root / "ops").mkdir()
-    _git(root, "mv", "infra/deploy.sh", "ops/deploy.sh")
-    _git(root, "rm", "-q", "notes.md")
-    _git(root, "commit", "-q", "-m", "move deploy, drop notes")
+    git(root, "mv", "infra/deploy.sh", "ops/deploy.sh")
+    git(root, "rm", "-q", "notes.md")
+    git(root, "commit", "-q", "-m", "move deploy, drop notes")
     return root
 
 
@@ -288,7 +279,7 @@ def test_the_command_line_round_trip(vault, shop, tmp_path):
 def test_push_writes_a_pr_body_and_the_branch_reaches_the_remote(vault, tmp_path):
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
-    _git(vault.root, "remote", "add", "origin", str(remote))
+    git(vault.root, "remote", "add", "origin", str(remote))
     vault.remember("Lint with ruff", id="ruff-a")
     vault.remember("lint with  ruff", id="ruff-b")
     body = tmp_path / "pr.md"
@@ -344,3 +335,13 @@ def filled_shop(vault, shop):
     Review(vault).accept(Review(vault).branch(report.branch))
     run_cli("reindex")
     return vault, shop
+
+
+def test_the_budget_stops_model_calls_and_the_run_says_so(vault):
+    vault.remember("Production deploys only from main after CI is green", id="deploy-main")
+    vault.remember("Staging resets every Monday at six", id="staging-reset")
+    with ModelServer([{"aliases": ["canlıya çıkmak"]}, {"aliases": ["staging sıfırlama"]}]) as server:
+        provider = Budget(OpenAIProvider(server.url + "/v1", "scripted", backoff=0), 1)
+        report = _run(vault, provider=provider, passes=("aliases",), dry_run=True)
+    assert len(server.requests) == 1 and report.calls == 1
+    assert any(note.startswith("budget spent") for note in report.model_notes)

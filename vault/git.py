@@ -151,7 +151,7 @@ class GitStore:
     def log(self, limit: int | None = 50, path: str | None = None, rev: str | None = None,
             first_parent: bool = False) -> list[Commit]:
         """Commits of `rev` (the checked-out branch by default), newest first."""
-        args = ["log", "--format=%H%x1f%aI%x1f%an%x1f%s%x1f%b%x1e"]
+        args = ["log", LOG_FORMAT]
         if limit:
             args.append(f"-n{limit}")
         if first_parent:
@@ -162,8 +162,7 @@ class GitStore:
             args.append(rev)
         if path:
             args += ["--", path]
-        out = self._run(*args)
-        return [_parse_entry(chunk) for chunk in out.split("\x1e") if chunk.strip()]
+        return _entries(self._run(*args))
 
     def resolve(self, rev: str) -> str:
         """The full sha of the commit `rev` names; GitError if it names none. A name that looks like
@@ -178,8 +177,7 @@ class GitStore:
 
     def get(self, rev: str) -> Commit:
         sha = self.resolve(rev)
-        out = self._run("log", "-n1", "--format=%H%x1f%aI%x1f%an%x1f%s%x1f%b%x1e", sha, "--")
-        return _parse_entry(out.split("\x1e")[0])
+        return _entries(self._run("log", "-n1", LOG_FORMAT, sha, "--"))[0]
 
     def tracked(self) -> set[str]:
         """Every path the last commit holds."""
@@ -257,11 +255,6 @@ class GitStore:
         out = self._run("for-each-ref", "--sort=committerdate", "--format=%(refname:short)", f"refs/heads/{pattern}")
         return [line for line in out.splitlines() if line]
 
-    def commits_between(self, base: str, tip: str) -> list[Commit]:
-        """The commits reachable from `tip` and not from `base`, oldest first."""
-        out = self._run("log", "--reverse", "--format=%H%x1f%aI%x1f%an%x1f%s%x1f%b%x1e", f"{base}..{tip}", "--")
-        return [_parse_entry(chunk) for chunk in out.split("\x1e") if chunk.strip()]
-
     def is_ancestor(self, sha: str, of: str) -> bool:
         try:
             self._run("merge-base", "--is-ancestor", sha, of)
@@ -336,9 +329,9 @@ def read_only(root: Path, *args: str, timeout: float = 30.0) -> str | None:
     Callers pass names after `--` or `--end-of-options`; no shell is involved."""
     import subprocess
 
-    argv = ["git", *_SAFE, "-C", str(root), *args]
-    if args and args[0] in ("log", "show"):
-        argv[len(_SAFE) + 4:len(_SAFE) + 4] = ["--no-ext-diff", "--no-textconv"]
+    command, *rest = args
+    no_drivers = ["--no-ext-diff", "--no-textconv"] if command in ("log", "show") else []
+    argv = ["git", *_SAFE, "-C", str(root), command, *no_drivers, *rest]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
@@ -386,6 +379,7 @@ def _renamed_once(root: Path, rel: str) -> tuple[str, str] | None:
     return None
 
 
+LOG_FORMAT = "--format=%H%x1f%aI%x1f%an%x1f%s%x1f%b%x1e"  # fields and records split by US and RS
 STALE_LOCK_SECONDS = 600
 DISK_FULL = "the disk is full; nothing was changed. Free some space and try again."
 LOW_SPACE = 1 << 20  # a git write that fails with less free than this failed for room, whatever git said
@@ -453,6 +447,10 @@ def _reason(exc) -> str:
         if found:
             return found[0]
     return lines[-1] if lines else str(exc)
+
+
+def _entries(out: str) -> list[Commit]:
+    return [_parse_entry(chunk) for chunk in out.split("\x1e") if chunk.strip()]
 
 
 def _parse_entry(chunk: str) -> Commit:

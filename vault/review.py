@@ -301,7 +301,8 @@ class Review:
         base = self.git.resolve(f"{commits[0].sha}^") if commits else tip
         merged = self.git.is_ancestor(tip, MAIN)  # a pull request merged on the server
         # What main took since the branch began: the Hafiza-Proposed-In of its commits.
-        accepted = {c.trailers[PROPOSED_IN] for c in self.git.commits_between(base, MAIN) if PROPOSED_IN in c.trailers}
+        accepted = {c.trailers[PROPOSED_IN] for c in self.git.log(None, rev=f"{base}..{MAIN}")
+                    if PROPOSED_IN in c.trailers}
         proposals = []
         for n, commit in enumerate(commits, 1):
             state = "open"

@@ -78,10 +78,6 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _rel(path: Path, ctx: Context) -> str:
-    return str(path.relative_to(Path(ctx.project).resolve()))
-
-
 class PathProbe(Probe):
     name = "path"
 

@@ -23,7 +23,7 @@ from hafiza.vault.files import atomic_write, read_regular
 from hafiza.vault.model import Memory
 from hafiza.vault.projects import folder
 
-from .probes import REGISTRY, Context, Outcome, check
+from .probes import Context, Outcome, check
 from .tools import git
 
 STATE = "verify.json"
@@ -232,7 +232,3 @@ def _load_state(sidecar: Path) -> dict:
 def _save_state(sidecar: Path, state: dict) -> None:
     Path(sidecar).mkdir(parents=True, exist_ok=True)
     atomic_write(Path(sidecar) / STATE, json.dumps(state, ensure_ascii=False), fsync=False)
-
-
-def probes() -> list[str]:
-    return list(REGISTRY)
