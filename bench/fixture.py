@@ -32,3 +32,32 @@ def write(repo: Path, rel: str, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8", newline="\n")
     path.chmod(0o755 if text.startswith("#!") else 0o644)
+
+
+def start(dest: Path, name: str, files: dict[str, str], subject: str, date: str, author: tuple[str, str]) -> Path:
+    """`dest/name` as a new repository whose first commit holds `files` (an existing folder is refused)."""
+    repo = Path(dest) / name
+    if repo.exists():
+        raise FileExistsError(f"{repo} exists; build into an empty place")
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main", date=date, author=author)
+    for rel, text in files.items():
+        write(repo, rel, text)
+    git(repo, "add", "-A", date=date, author=author)
+    git(repo, "commit", "-q", "-m", subject, date=date, author=author)
+    return repo
+
+
+def entry_problems(item: dict, keys: set, optional: set, seen: set) -> tuple[bool, list[str]]:
+    """(whether its keys are right, what is wrong) for one entry of a labelled set: the keys, then an id
+    hafiza would accept and no other entry has. The id is added to `seen`."""
+    from hafiza.vault.ids import is_valid_id
+
+    missing, extra = keys - item.keys(), item.keys() - keys - optional
+    if missing or extra:
+        return False, [f"missing {sorted(missing)} extra {sorted(extra)}"]
+    problems = [] if is_valid_id(item["id"]) else ["bad id"]
+    if item["id"] in seen:
+        problems.append("duplicate id")
+    seen.add(item["id"])
+    return True, problems

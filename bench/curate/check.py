@@ -47,12 +47,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import project  # noqa: E402  (the fixture builder next to this file)
 
+import fixture  # noqa: E402  (bench/fixture.py, on the path project.py set)
+from hafiza.vault import kinds  # noqa: E402
+
 REF = dt.date(2026, 12, 1)
 HALF_LIFE = {"knowledge": 150, "preference": 365, "lesson": 365}  # identity, rule, fact: never decay
-TYPES = {"identity", "rule", "preference", "lesson", "knowledge", "fact"}
+TYPES = set(kinds.TYPES)
 SCOPES = {"global", "project:shop", "project:other"}
 TRAPS = ("one-shared-word", "rule-vs-event", "partial-coverage", "newer-retired")
-ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
 KEYS = {"id", "title", "text", "type", "tags", "scope", "created", "source", "shown", "used", "updated"}
 OPTIONAL = {"aliases", "supersedes", "last_used"}
 
@@ -138,17 +140,14 @@ def in_head(repo: Path, path: str) -> bool:
 
 # ---------------------------------------------------------------- checks
 def check_memories(mems: list[dict]) -> dict[str, dict]:
-    by_id = {}
+    by_id, seen = {}, set()
     for n, mem in enumerate(mems, 1):
         where = f"memories.jsonl:{n} ({mem.get('id')})"
-        missing, extra = KEYS - mem.keys(), mem.keys() - KEYS - OPTIONAL
-        if missing or extra:
-            err(f"{where}: missing {sorted(missing)} extra {sorted(extra)}")
+        keys_ok, problems = fixture.entry_problems(mem, KEYS, OPTIONAL, seen)
+        for problem in problems:
+            err(f"{where}: {problem}")
+        if not keys_ok:
             continue
-        if not ID_RE.match(mem["id"]) or "--" in mem["id"]:
-            err(f"{where}: bad id")
-        if mem["id"] in by_id:
-            err(f"{where}: duplicate id")
         by_id[mem["id"]] = mem
         if mem["type"] not in TYPES or mem["scope"] not in SCOPES:
             err(f"{where}: type {mem['type']!r} or scope {mem['scope']!r}")

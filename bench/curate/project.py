@@ -144,15 +144,7 @@ _write = fixture.write
 
 def build(dest: Path) -> Path:
     """Create `dest/shop` as a git repository with the fixture history; returns its path."""
-    repo = Path(dest) / "shop"
-    if repo.exists():
-        raise FileExistsError(f"{repo} exists; build into an empty place")
-    repo.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
-    for rel, text in FILES.items():
-        _write(repo, rel, text)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", FIRST[1], date=FIRST[0])
+    repo = fixture.start(dest, "shop", FILES, FIRST[1], FIRST[0], AUTHOR)
     for date, subject, operations in HISTORY:
         for op, *args in operations:
             if op == "mv":

@@ -61,10 +61,12 @@ sys.path.insert(0, str(HERE))
 import project  # noqa: E402  (the fixture builder next to this file)
 import server  # noqa: E402  (the local HTTP server of the url claims)
 
+import fixture  # noqa: E402  (bench/fixture.py, on the path project.py set)
+from hafiza.vault import kinds  # noqa: E402
+
 REF = dt.date(2026, 12, 1)
-TYPES = {"identity", "rule", "preference", "lesson", "knowledge", "fact"}
+TYPES = set(kinds.TYPES)
 SCOPES = {"project:app", "project:elsewhere", "global"}
-ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
 ARGS = {"path": {"path"}, "contains": {"path", "text"}, "symbol": {"path", "name"}, "script": {"name"},
         "dependency": {"name"}, "branch": {"name"}, "commit": {"sha"}, "url": {"url"}, "pr": {"url"}}
 MAIN_ARG = {"path": "path", "symbol": "name", "script": "name", "dependency": "name", "branch": "name",
@@ -355,15 +357,11 @@ class Project:
 def check_fields(items: list[dict], keys: set, optional: set, where: str, seen: set) -> None:
     for n, item in enumerate(items, 1):
         at = f"{where}:{n} ({item.get('id')})"
-        missing, extra = keys - item.keys(), item.keys() - keys - optional
-        if missing or extra:
-            err(f"{at}: missing {sorted(missing)} extra {sorted(extra)}")
+        keys_ok, problems = fixture.entry_problems(item, keys, optional, seen)
+        for problem in problems:
+            err(f"{at}: {problem}")
+        if not keys_ok:
             continue
-        if not ID_RE.match(item["id"]) or "--" in item["id"]:
-            err(f"{at}: bad id")
-        if item["id"] in seen:
-            err(f"{at}: duplicate id")
-        seen.add(item["id"])
         if item["type"] not in TYPES or item["scope"] not in SCOPES:
             err(f"{at}: type {item['type']!r} or scope {item['scope']!r}")
         if not isinstance(item["tags"], list) or not item["title"].strip() or not item["text"].strip():
@@ -650,7 +648,7 @@ def main(argv: list[str]) -> int:
     table = [["probe", *cols, "total"]]
     for probe in probes:
         if probe == "url":
-            row = [f"url (--network)", str(out[("url", "network ok")]), "0", str(out[("url", "network unknown")]),
+            row = ["url (--network)", str(out[("url", "network ok")]), "0", str(out[("url", "network unknown")]),
                    str(out[("url", "invalid")])]
             table.append(row + [str(sum(int(c) for c in row[1:]))])
             row = ["url (offline)", "0", "0", str(out[("url", "offline unknown")]), str(out[("url", "invalid")])]

@@ -575,15 +575,7 @@ _write = fixture.write
 def build(dest: Path) -> Path:
     """Create `dest/app` as a git repository with the fixture history and `dest/app.shas.json`; returns
     the repository's path."""
-    repo = Path(dest) / "app"
-    if repo.exists():
-        raise FileExistsError(f"{repo} exists; build into an empty place")
-    repo.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
-    for rel, text in FILES.items():
-        _write(repo, rel, text)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", FIRST[2], date=FIRST[1])
+    repo = fixture.start(dest, "app", FILES, FIRST[2], FIRST[1], AUTHOR)
     shas = {FIRST[0]: _git(repo, "rev-parse", "HEAD").strip()}
     for key, date, subject, operations in COMMITS:
         files = False
