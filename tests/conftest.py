@@ -52,3 +52,20 @@ def run_cli(*args, input: str | None = None, env: dict | None = None, check: boo
 def git_subjects(root: Path) -> list[str]:
     out = subprocess.run(["git", "-C", str(root), "log", "--format=%s"], capture_output=True, text=True, check=True)
     return out.stdout.splitlines()
+
+
+def git(root: Path, *args: str, input: str | None = None) -> str:
+    """Run git in `root` (a project or a vault in tmp_path) as a person would; its output."""
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True,
+                          input=input).stdout
+
+
+def project_repo(root: Path, files: dict[str, str]) -> Path:
+    """A git repository at `root` whose first commit, "start", holds `files` (path -> text)."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    return root

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 
 import pytest
-from conftest import git_subjects
+from conftest import git, git_subjects
 
 from hafiza.vault import model
 from hafiza.vault.errors import HafizaError, SecretRefused
@@ -20,10 +19,6 @@ def _archive(vault, memory_id: str, why: str = "unused") -> Action:
                   evidence="never used", confidence=0.9, guards=("not-a-rule",), ids=(memory_id,))
 
 
-def _git(root, *args) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture
 def three(vault):
     for n in (1, 2, 3):
@@ -33,15 +28,15 @@ def three(vault):
 
 def test_proposals_land_on_a_branch_and_main_is_untouched(three):
     review = Review(three)
-    head, status = three.git.head(), _git(three.root, "status", "--porcelain")
+    head, status = three.git.head(), git(three.root, "status", "--porcelain")
     name = review.start("curate")
     for n in (1, 2):
         review.propose(name, _archive(three, f"note-{n}"))
-    assert three.git.head() == head and _git(three.root, "status", "--porcelain") == status
+    assert three.git.head() == head and git(three.root, "status", "--porcelain") == status
     assert three.get("note-1").status == "active"
     branch = review.branch()
     assert branch.name == name and [p.state for p in branch.proposals] == ["open", "open"]
-    log = _git(three.root, "log", "--format=%s%n%b", name, "-n1")
+    log = git(three.root, "log", "--format=%s%n%b", name, "-n1")
     assert "hafiza: archive note-2" in log and "Hafiza-Evidence: never used" in log
     assert "Hafiza-Proposal: archive:note-2" in log and review.open_keys() == {"archive:note-1", "archive:note-2"}
 
@@ -69,7 +64,7 @@ def test_rejecting_records_a_committed_ruling_and_removes_the_decided_branch(thr
     review.reject(review.branch(name), why="I still need it")
     assert three.git.branch_tip(name) is None  # nothing left to decide
     assert review.rulings()["archive:note-2"]["why"] == "I still need it"
-    assert RULINGS in _git(three.root, "ls-files")
+    assert RULINGS in git(three.root, "ls-files")
     assert git_subjects(three.root)[0] == f"hafiza: reject 1 proposal(s) of {name}"
     with pytest.raises(HafizaError, match="no review branch has open proposals"):
         review.branch()
@@ -100,7 +95,7 @@ def test_a_branch_merged_on_the_server_is_done_and_tidied_away(three):
     name = review.start("curate")
     review.propose(name, _archive(three, "note-1"))
     review.propose(name, _archive(three, "note-2"))
-    _git(three.root, "merge", "--no-ff", "-q", "-m", "merge pull request", name)  # as a pull brings it
+    git(three.root, "merge", "--no-ff", "-q", "-m", "merge pull request", name)  # as a pull brings it
     assert review.branches() == [] and three.git.branch_tip(name) is None
     assert review.open_keys() == set() and three.get("note-2").status == "archived"
 
@@ -121,15 +116,15 @@ def test_apply_writes_to_main_with_the_trailers(three):
 
 def test_push_sends_the_branch_to_a_bare_remote(three, tmp_path):
     remote = tmp_path / "remote.git"
-    _git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(tmp_path, "init", "-q", "--bare", str(remote))
     review = Review(three)
     name = review.start("curate")
     review.propose(name, _archive(three, "note-1"))
     with pytest.raises(HafizaError, match="no git remote"):
         review.push(review.branch(name))
-    _git(three.root, "remote", "add", "origin", str(remote))
+    git(three.root, "remote", "add", "origin", str(remote))
     assert review.push(review.branch(name)) == str(remote)
-    assert name in _git(remote, "branch", "--list")
+    assert name in git(remote, "branch", "--list")
 
 
 def _memory_bytes(**changes) -> bytes:

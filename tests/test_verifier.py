@@ -9,17 +9,13 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import git_subjects, run_cli
+from conftest import git, git_subjects, project_repo, run_cli
 from model_server import ModelServer
 
 from hafiza.vault.provider import OpenAIProvider
 from hafiza.verifier.extract import extract, from_model
 from hafiza.verifier.probes import Context, check
 from hafiza.verifier.run import verify
-
-
-def _git(root, *args):
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
 
 
 @pytest.fixture
@@ -40,19 +36,14 @@ def app(tmp_path):
         "justfile": "lint:\n    ruff check\n",
         "go.mod": "module example.com/app\n\ngo 1.22\n\nrequire github.com/go-chi/chi/v5 v5.0.12\n",
     }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "start")
-    _git(root, "branch", "release/2.x")
-    _git(root, "branch", "feature/gone")
+    project_repo(root, files)
+    git(root, "branch", "release/2.x")
+    git(root, "branch", "feature/gone")
     (root / "ops").mkdir()
-    _git(root, "mv", "infra/deploy.sh", "ops/deploy.sh")
-    _git(root, "rm", "-q", "notes.md")
-    _git(root, "commit", "-q", "-m", "move deploy, drop notes")
-    _git(root, "branch", "-D", "feature/gone")
+    git(root, "mv", "infra/deploy.sh", "ops/deploy.sh")
+    git(root, "rm", "-q", "notes.md")
+    git(root, "commit", "-q", "-m", "move deploy, drop notes")
+    git(root, "branch", "-D", "feature/gone")
     return root
 
 
@@ -158,8 +149,8 @@ def test_a_claim_that_passes_again_clears_the_label(vault, app):
     verify(vault, projects={"app": app})
     (app / "infra").mkdir(exist_ok=True)
     (app / "infra" / "deploy.sh").write_text("back\n")
-    _git(app, "add", "-A")
-    _git(app, "commit", "-q", "-m", "restore deploy.sh")  # history touched the path: probed again
+    git(app, "add", "-A")
+    git(app, "commit", "-q", "-m", "restore deploy.sh")  # history touched the path: probed again
     verify(vault, projects={"app": app})
     assert vault.get("deploy").verified["status"] == "ok"
 

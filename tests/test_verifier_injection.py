@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import git, project_repo, run_cli
 from model_server import ModelServer
 
 from hafiza.vault import model
@@ -31,11 +31,6 @@ TOKENS = ("tmp", "secret", "canary", "port")
 
 
 # --- the canaries -------------------------------------------------------------------------------------
-
-def _git(root: Path, *args: str, input: str | None = None) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True,
-                          input=input).stdout
-
 
 class _Recording(BaseHTTPRequestHandler):
     def do_HEAD(self):
@@ -94,16 +89,11 @@ def app(tmp_path):
     files = {"README.md": "hello\n", "src/api.py": "def create_order():\n    return 1\n", "old.md": "old\n",
              "gone.md": "gone\n", "package.json": json.dumps({"scripts": {"test": "pytest"},
                                                               "dependencies": {"react": "^18"}})}
-    for rel, content in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(content)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "start")
-    _git(root, "branch", "release/2.x")
-    _git(root, "mv", "old.md", "new.md")
-    _git(root, "rm", "-q", "gone.md")
-    _git(root, "commit", "-q", "-m", "move old.md, drop gone.md")
+    project_repo(root, files)
+    git(root, "branch", "release/2.x")
+    git(root, "mv", "old.md", "new.md")
+    git(root, "rm", "-q", "gone.md")
+    git(root, "commit", "-q", "-m", "move old.md, drop gone.md")
     (root / "leak.txt").symlink_to(tmp_path / "secret.txt")           # absolute, out
     (root / "rel-leak.txt").symlink_to("../secret.txt")                # relative, out
     (root / "outside").symlink_to(tmp_path / "outside")                # a folder in the middle of a path
@@ -337,26 +327,21 @@ def _hostile_project(tmp_path: Path, signed: bool = False) -> tuple[Path, str, s
              "src/api.py": "def create_order():\n    pass\n",
              "package.json": json.dumps({"scripts": {"test": "pytest"}, "dependencies": {"react": "^18"}}),
              ".gitattributes": "* diff=evil filter=evil\n"}
-    for rel, content in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(content)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "start")
-    first = _git(root, "rev-parse", "HEAD").strip()
-    _git(root, "branch", "release/2.x")
-    _git(root, "mv", "old.md", "new.md")
-    _git(root, "rm", "-q", "gone.md")
+    project_repo(root, files)
+    first = git(root, "rev-parse", "HEAD").strip()
+    git(root, "branch", "release/2.x")
+    git(root, "mv", "old.md", "new.md")
+    git(root, "rm", "-q", "gone.md")
     if signed:
-        tree, parent = _git(root, "write-tree").strip(), first
+        tree, parent = git(root, "write-tree").strip(), first
         commit = (f"tree {tree}\nparent {parent}\nauthor T <t@example.com> 1700000000 +0000\n"
                   "committer T <t@example.com> 1700000000 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n"
                   " iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nmove old.md, drop gone.md\n")
-        _git(root, "update-ref", "refs/heads/main", _git(root, "hash-object", "-t", "commit", "-w", "--stdin",
+        git(root, "update-ref", "refs/heads/main", git(root, "hash-object", "-t", "commit", "-w", "--stdin",
                                                            input=commit).strip())
     else:
-        _git(root, "commit", "-q", "-m", "move old.md, drop gone.md")
-    later = _git(root, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "later").strip()
+        git(root, "commit", "-q", "-m", "move old.md, drop gone.md")
+    later = git(root, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "later").strip()
     # Only now the traps: nothing above ran them.
     for hook in HOOKS:
         path = root / ".git" / "hooks" / hook
@@ -371,7 +356,7 @@ def _hostile_project(tmp_path: Path, signed: bool = False) -> tuple[Path, str, s
     if signed:
         config.update({"log.showSignature": "true", "gpg.program": bin_ / "gpg"})
     for key, value in config.items():
-        _git(root, "config", key, str(value))
+        git(root, "config", key, str(value))
     assert sorted(p.name for p in canary.iterdir()) == []
     return root, first, later
 
@@ -385,7 +370,7 @@ def _hostile_claims(first: str, head: str) -> list[dict]:
             _c("script", name="test"), _c("dependency", name="react")]
 
 
-def test_the_hostile_repository_is_live_for_plain_git(tmp_path):
+def test_the_hostile_repository_is_live_for_plaingit(tmp_path):
     """The control: the same traps fire for ordinary git commands, so their silence below means something."""
     root, _, _ = _hostile_project(tmp_path)
     subprocess.run(["git", "-C", str(root), "status"], capture_output=True)
@@ -398,7 +383,7 @@ def test_the_hostile_repository_is_live_for_plain_git(tmp_path):
 
 def test_a_hostile_repository_runs_nothing_for_any_git_probe(tmp_path, vault):
     root, first, later = _hostile_project(tmp_path)
-    head = _git(root, "rev-parse", "HEAD").strip()
+    head = git(root, "rev-parse", "HEAD").strip()
     ctx = Context(project=root, timeout=5)
     got = {(c["probe"], next(iter(c["args"].values()))): check(c, ctx) for c in _hostile_claims(first, head)}
     assert {k: o.status for k, o in got.items()} == {
@@ -420,7 +405,7 @@ def test_a_hostile_repository_runs_nothing_for_any_git_probe(tmp_path, vault):
     assert report["counts"] == {"ok": 10, "failed": 5}
     _no_canary(tmp_path)
     # The project moves on: the next run asks git which claims' paths the new commits touched.
-    _git(root, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", later)
+    git(root, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", later)
     report = json.loads(run_cli("verify", "--json", "--project", f"evil={root}").stdout)
     assert sum(r["probed"] for r in report["results"]) < len(report["results"])  # the path lookup ran
     run_cli("verify", "--all", "--network", "--project", f"evil={root}")
