@@ -122,6 +122,10 @@ def test_push_sends_the_branch_to_a_bare_remote(three, tmp_path):
     review.propose(name, _archive(three, "note-1"))
     with pytest.raises(HafizaError, match="no git remote"):
         review.push(review.branch(name))
+    for hostile in ("--upload-pack=touch pwned", "-v", "origin main"):
+        with pytest.raises(HafizaError, match="not a remote's name"):
+            review.push(review.branch(name), hostile)
+    assert not (three.root / "pwned").exists()
     git(three.root, "remote", "add", "origin", str(remote))
     assert review.push(review.branch(name)) == str(remote)
     assert name in git(remote, "branch", "--list")

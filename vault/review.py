@@ -249,6 +249,8 @@ class Review:
 
     def push(self, branch: Branch, remote: str = "origin") -> str:
         """Push the branch to the vault's remote; returns the remote's URL."""
+        if not remote or remote.startswith("-") or any(c.isspace() or c == "\0" for c in remote):
+            raise HafizaError(f"{remote!r} is not a remote's name", field="remote")  # never an option to git
         url = self.git.remote_url(remote)
         if url is None:
             raise HafizaError(f"the vault has no git remote {remote!r}; add one with `git -C {self.vault.root} "
