@@ -1,6 +1,6 @@
 """The command group and what every command shares: the vault, output, progress bars.
 
-Heavy modules (gitpython, PyYAML, numpy, Whoosh) are imported inside the
+Heavy modules (PyYAML, numpy, Whoosh) are imported inside the
 commands that need them, so `hafiza search` starts fast.
 """
 
@@ -17,9 +17,34 @@ from hafiza.vault.errors import HafizaError
 SETTINGS, VAULTS = "hafiza.settings", "hafiza.vaults"  # keys in click's ctx.meta
 
 
+# Each command's module, imported only when that command runs: importing all of them (and what they
+# import) cost every command ~40 ms before it did anything. tests/test_cli.py checks this map.
+COMMANDS = {
+    "admin": ("demo", "doctor", "init", "reindex"),
+    "agents": ("daemon", "hook", "profile"),
+    "curate": ("curate", "review"),
+    "read": ("list", "log", "search", "show", "stats"),
+    "serve": ("mcp",),
+    "setup": ("install", "uninstall"),
+    "verify": ("verify",),
+    "write": ("alias", "edit", "fold", "forget", "import", "remember", "restore", "supersede", "undo", "used"),
+}
+MODULE_OF = {command: module for module, commands in COMMANDS.items() for command in commands}
+
+
 class HafizaGroup(click.Group):
-    """Turns every HafizaError, and an OS failure such as a full disk, into one `Error: ...` line and
-    an exit code; no tracebacks."""
+    """Loads a command's module when it is asked for, and turns every HafizaError, and an OS failure
+    such as a full disk, into one `Error: ...` line and an exit code; no tracebacks."""
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in MODULE_OF:
+            import importlib
+
+            importlib.import_module(f"hafiza.cli.{MODULE_OF[name]}")
+        return super().get_command(ctx, name)
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(MODULE_OF))
 
     def invoke(self, ctx):
         try:
@@ -51,7 +76,7 @@ def os_message(exc: OSError) -> str:
 @click.group(cls=HafizaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--vault", "vault_path", type=click.Path(file_okay=False), envvar=None,
               help="Vault folder (default: $HAFIZA_VAULT, then ~/.local/share/hafiza/vault).")
-@click.version_option(package_name="hafiza")
+@click.version_option(package_name="hafiza", message="%(prog)s, version %(version)s")
 @click.pass_context
 def cli(ctx, vault_path):
     """hafiza: long-term memory for AI coding agents, in a git-backed markdown vault."""

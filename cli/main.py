@@ -14,10 +14,22 @@ def main() -> None:
         from hafiza.hooks.entry import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
+    if sys.argv[1:] == ["--version"]:  # a script's check that hafiza is there: no click, no command modules
+        print(f"hafiza, version {version()}")
+        return
     from .app import cli
-    from . import admin, agents, curate, read, serve, setup, verify, write  # noqa: F401  (each module registers its commands)
 
     cli(prog_name="hafiza")
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("hafiza")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@ from collections import Counter
 
 import click
 
+from hafiza.vault.paths import SIDECAR
 from hafiza.vault.text import inline
 
-from .app import cli, emit, open_vault, reading_vault, settings_of, vault_root
+from .app import cli, emit, reading_vault, settings_of, vault_root
 
 
 def _scope_options(f):
@@ -155,11 +156,12 @@ def show(ctx, memory_id, as_json):
         click.echo(visible(read_text(memory.path)), nl=False)
 
 
-def _documents(vault, **which):
+def _catalog(root, **which) -> list[dict]:
+    """Every memory's id, title, type, scope, status, created and file name (or those `which` names)."""
     from hafiza.indexer.index import Index
 
-    index = Index(vault.root)
-    docs = index.documents(**which)
+    index = Index(root)
+    docs = index.catalog(**which)
     warn_unparsable(index.unparsable())
     return docs
 
@@ -181,7 +183,7 @@ def warn_unparsable(errors: dict[str, str]) -> None:
 @click.pass_context
 def list_(ctx, type_, status, scope, without_aliases, as_json):
     """List memories."""
-    docs = _documents(open_vault(ctx), type=type_, status=status, scope=scope, without_aliases=without_aliases)
+    docs = _catalog(vault_root(ctx), type=type_, status=status, scope=scope, without_aliases=without_aliases)
     if as_json:
         emit([{**{k: d.get(k) for k in ("id", "title", "type", "scope", "status", "created")},
                "path": f"memories/{d['path']}"} for d in docs])  # as search --json and remember --json say it
@@ -227,10 +229,10 @@ def stats(ctx, as_json):
     """Counts by type, status and scope; pending usage; index size."""
     from hafiza.vault import usage
 
-    vault = open_vault(ctx)
-    docs = _documents(vault)
-    waiting = usage.unfolded(vault.sidecar)
-    index_dir = vault.sidecar / "index"
+    root = vault_root(ctx)
+    docs = _catalog(root)
+    waiting = usage.unfolded(root / SIDECAR)
+    index_dir = root / SIDECAR / "index"
     data = {
         "memories": len(docs),
         "by_type": dict(Counter(d["type"] for d in docs)),

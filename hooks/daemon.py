@@ -31,7 +31,9 @@ IDLE_SECONDS = 30 * 60
 MAX_RSS_MB = 768   # a bound, not a budget: the model is ~30 MB mapped, 5,000 vectors ~10 MB
 TICK = 2.0          # how often an idle process looks at the clock
 WARM_EMBED_LIMIT = 50  # memories the warm process embeds after hand edits (~0.4 s with USE)
-FULL_SYNC = 5.0     # how often an idle process scans every file for in-place hand edits (~90 ms at 20,000)
+# Without a kernel watch (hooks/watch.py), how often an idle process scans every file for in-place hand
+# edits (~90 ms at 20,000). With one it never scans: the kernel names what changed.
+FULL_SYNC = 5.0
 # A process that prompts keep busy scans after answering, where a scan delays whichever prompt comes
 # next: at most this share of its time (every 5 s at 5,000 memories, every ~18 s at 20,000).
 BUSY_SCAN_SHARE = 0.005
@@ -64,7 +66,6 @@ def serve(root: Path, settings) -> int:
 
     answer = partial(answer, profile_chars=settings.profile_chars)
     recall, mode = open_recall(root, embedder=settings)
-    recall.quick_sync = True
     warm_up(recall, mode)
     path = socket_path(root)
     if not private_folder(path.parent):  # the stand-in under /tmp for a long vault path
@@ -134,14 +135,23 @@ class Loop:
     """
 
     def __init__(self, server, recall, mode: str, stats: dict, answer, root: Path, idle: float = IDLE_SECONDS):
+        from hafiza.vault.paths import MEMORIES
+
+        from .watch import FolderWatch
+
         self.server, self.recall, self.mode = server, recall, mode
         self.stats, self.answer, self.root = stats, answer, root
         self.idle = idle  # seconds without a request before the process exits
         self.selector = selectors.DefaultSelector()
         self.selector.register(server, selectors.EVENT_READ)
+        self.watch = FolderWatch.open(root / MEMORIES)
+        if self.watch is not None:
+            self.selector.register(self.watch, selectors.EVENT_READ)
+        stats["watch"] = self.watch is not None
         self.pending: dict[socket.socket, Pending] = {}  # oldest first
         self.last = self.last_full = time.monotonic()
         self.scan_cost = 0.0
+        self.full_synced = False
 
     def run(self) -> None:
         """Serve until idle, asked to stop, grown past MAX_RSS_MB, or the vault is gone."""
@@ -154,6 +164,8 @@ class Loop:
                 for key, _ in events:
                     if key.fileobj is self.server:
                         self._accept()
+                    elif key.fileobj is self.watch:
+                        self._changed()
                     elif key.fileobj in self.pending and self._receive(key.data) and self._answer(key.data):
                         return
                 for request in [r for r in self.pending.values() if r.deadline <= now]:
@@ -164,6 +176,8 @@ class Loop:
             for request in list(self.pending.values()):
                 self._drop(request)
             self.selector.close()
+            if self.watch is not None:
+                self.watch.close()
 
     def _timeout(self) -> float:
         tick = min(TICK, max(0.2, self.idle / 2))
@@ -216,21 +230,32 @@ class Loop:
             _send(conn, out, SEND_LIMIT)
         if stop or rss_mb() > MAX_RSS_MB:
             return True
-        if time.monotonic() - self.last_full > max(FULL_SYNC, self.scan_cost / BUSY_SCAN_SHARE):  # busy
+        if self.watch is None and time.monotonic() - self.last_full > max(FULL_SYNC,
+                                                                          self.scan_cost / BUSY_SCAN_SHARE):  # busy
             self._full_sync()
         return False
+
+    def _changed(self) -> None:
+        """Files changed in memories/ (a write, an edit in place): read just those, or all if the kernel lost count."""
+        try:
+            catch_up(self.recall, self.watch.changed)
+        except Exception:  # a prompt meets the problem and answers with it; the watch goes on
+            pass
 
     def _idle(self) -> bool:
         """Work for a quiet moment; True when the process should exit (idle too long, vault gone)."""
         if time.monotonic() - self.last > self.idle or not (self.root / ".git").exists():
             return True
-        if time.monotonic() - self.last_full > FULL_SYNC:
-            self._full_sync()  # picks up in-place hand edits the quick check cannot see
+        if time.monotonic() - self.last_full > FULL_SYNC and (self.watch is None or not self.full_synced):
+            # Picks up in-place hand edits the quick check cannot see: with a watch, only those made
+            # before this process started; without one, every few seconds.
+            self._full_sync()
         self.recall.prepare()  # a write since the last prompt: read the new generation's documents now
         return False
 
     def _full_sync(self) -> None:
         self.scan_cost = full_sync(self.recall)
+        self.full_synced = True
         self.last_full = time.monotonic()
 
     def _forget(self, request: Pending) -> None:
@@ -248,8 +273,14 @@ class Loop:
 def full_sync(recall) -> float:
     """Sync the index with every file (not only what the folder's mtime shows), and embed what an
     editor changed since; its cost in seconds."""
+    return catch_up(recall)
+
+
+def catch_up(recall, changed=None) -> float:
+    """Sync the index with the files `changed()` names (see hooks/watch.py), or with every file when
+    there is no `changed` or it lost count, and embed what an editor changed since; the cost in seconds."""
     started = time.monotonic()
-    recall.index.sync()
+    recall.index.follow(changed) if changed is not None else recall.index.sync()
     if recall.embedder is not None:
         generation = recall.index.open(quick=True).latest_generation()
         if generation != recall.embedded_generation:

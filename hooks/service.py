@@ -41,5 +41,4 @@ def cold(root: Path, request: dict, profile_chars: int | None = None) -> dict:
     from hafiza.indexer.recall import Recall
 
     recall = Recall(root, embedder=None, notice=lambda _: None)
-    recall.quick_sync = True  # nothing written since the last full sync: open the index as it is
     return answer(recall, request, "keyword", profile_chars)

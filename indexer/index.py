@@ -1,8 +1,10 @@
 """The rebuildable index under <vault>/.hafiza/: incremental sync from the files, full rebuild.
 
-Sync compares each file's (mtime, size) with a manifest and re-reads only what
-moved; a changed file whose content hash is unchanged costs no index write.
-A missing, corrupt or outdated index is rebuilt with a notice.
+A sync reads only the files hafiza's writes logged since the index was last in step
+(vault/changes.py), or, when something else moved the folder, compares each file's
+(mtime, size) with the manifest and re-reads what moved; a changed file whose content
+hash is unchanged costs no index write. A missing, corrupt or outdated index is
+rebuilt with a notice.
 """
 
 from __future__ import annotations
@@ -14,15 +16,17 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from hafiza.vault import changes
 from hafiza.vault.files import NotRegularFile, atomic_write, read_text
-from hafiza.vault.lock import locked, try_locked
-from hafiza.vault.paths import MEMORIES, SIDECAR
+from hafiza.vault.lock import is_held, locked, try_locked
+from hafiza.vault.paths import MEMORIES, SIDECAR, WRITE_LOCK
 from hafiza.vault.text import first_line
 
 from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
 from .search import query_terms
 
-SYNCED = "synced"    # .hafiza/synced: the (manifest, memories/) mtimes the index last matched
+SYNCED = "synced"    # .hafiza/synced: the stamps (manifest mtime, change-log position) the index last matched
+MANIFEST = "manifest.db"
 SNIPPET_CHARS = 500  # also the body start that is embedded
 
 
@@ -53,30 +57,20 @@ class Index:
         self.memories_dir = self.root / MEMORIES
         self.sidecar = self.root / SIDECAR
         self.dir = self.sidecar / "index"
-        self.manifest_path = self.sidecar / "manifest.json"
+        self.manifest_path = self.sidecar / MANIFEST
         self.lock_path = self.sidecar / "index.lock"
         self.notice = notice
-        # What this process knows, so a sync can skip work: the open index, the manifest it matches, and
-        # the stamps (manifest mtime, memories/ mtime) of when the two were last in step with the files.
+        # What this process knows, so a sync can skip work: the open index, and the stamps (manifest
+        # mtime, change-log position) of when it was last in step with the files.
         self._ix = None
-        self._files: dict | None = None   # the manifest as last read or written by this process
-        self._seen = (None, None)         # (manifest mtime, memories/ mtime) when last in step
-        self._stamped = None              # what .hafiza/synced says, as this process last wrote or read it
+        self._seen: tuple | None = None
+        self._stamped: tuple | None = None  # what .hafiza/synced says, as this process last wrote or read it
+        self._errors: dict[str, str] | None = None  # unparsable files as of the last sync
 
-    # ---- the manifest: file name -> [mtime_ns, size, hash, id or None, error or None]
+    def _manifest(self):
+        from .manifest import Manifest
 
-    def _load_manifest(self) -> dict | None:
-        try:
-            data = json.loads(self.manifest_path.read_text())
-        except (OSError, ValueError):
-            return None
-        if data.get("version") != SCHEMA_VERSION or not isinstance(data.get("files"), dict):
-            return None
-        return data["files"]
-
-    def _save_manifest(self, files: dict) -> None:
-        atomic_write(self.manifest_path, json.dumps({"version": SCHEMA_VERSION, "files": files}, ensure_ascii=False),
-                     fsync=False)
+        return Manifest.open(self.manifest_path, SCHEMA_VERSION)
 
     def _scan(self) -> dict[str, tuple[int, int]]:
         out = {}
@@ -86,7 +80,7 @@ class Index:
             return out
         with entries:
             for entry in entries:
-                if entry.name.endswith(".md") and not entry.name.startswith("."):
+                if _is_memory_name(entry.name):
                     # Never through a link: a dangling one would fail here, one to /etc/passwd would be read.
                     # A link, a pipe or a folder is listed, and named once as unreadable in _apply.
                     try:
@@ -96,6 +90,18 @@ class Index:
                     out[entry.name] = (st.st_mtime_ns, st.st_size)
         return out
 
+    def _stat(self, names) -> dict[str, tuple[int, int]]:
+        """`_scan` for a few names: those that exist."""
+        out = {}
+        for name in names:
+            if _is_memory_name(name):
+                try:
+                    st = os.lstat(self.memories_dir / name)
+                except OSError:
+                    continue
+                out[name] = (st.st_mtime_ns, st.st_size)
+        return out
+
     # ---- opening
 
     @property
@@ -103,7 +109,7 @@ class Index:
         """The Whoosh index this object last opened (None before the first `open`), without a sync."""
         return self._ix
 
-    def open(self, quick: bool = False):
+    def open(self, quick: bool = True):
         """The Whoosh index, synced from the files first (see `sync` for `quick`)."""
         self.sync(quick=quick)
         return self._ix
@@ -121,166 +127,211 @@ class Index:
     # ---- sync
 
     def _stamps(self) -> tuple:
-        return tuple(_mtime(p) for p in (self.manifest_path, self.memories_dir))
+        return (_mtime(self.manifest_path), changes.now(self.root))
 
     def sync(self, progress=None, quick: bool = False) -> SyncReport:
-        """Apply added, changed and deleted files; rebuild if the index is missing or corrupt.
+        """Bring the index up to the files; rebuild it if it is missing or corrupt.
 
-        A long-lived process (the warm recall process) passes `quick`: while the
-        manifest and the memories/ folder are unchanged it skips the per-file
-        scan, which costs ~16 ms at 5,000 memories. Every hafiza write renames
-        a file into memories/ and so changes the folder; an in-place hand edit
-        is picked up by the next full sync, which that process runs when idle.
-        A fresh process passing `quick` (the hook without a warm process) opens
-        the index without reading the manifest when .hafiza/synced holds the
-        stamps the last full sync matched.
+        With `quick` (every reader and writer), the cost does not grow with the vault: an index
+        in step with the files is opened as it is, and when the folder moved only by hafiza's own
+        writes, just the files those wrote are read (see vault/changes.py). Anything else, a file
+        created or deleted by hand, means comparing every file. Without `quick` (doctor, and the
+        warm process when idle) every file is compared, which also finds edits made in place.
         """
         stamps = self._stamps()
         if quick:
-            report = self._unchanged(stamps)
+            report = self._catch_up(stamps, progress)
             if report is not None:
                 return report
         return self._full_sync(stamps, progress)
 
-    def _unchanged(self, stamps: tuple) -> SyncReport | None:
-        """A report without looking at any file when nothing was written since this process (or, in a fresh
-        process, the last full sync anywhere) was in step; None when a full sync is needed."""
-        if self._ix is not None:
-            return SyncReport(errors=_errors(self._files or {})) if stamps == self._seen else None
-        if stamps[0] is None or stamps != self._read_stamped():
-            return None
-        # A fresh process (the hook's cold path): skip reading the manifest and stat-ing every file
-        # (~20 ms at 5,000).
-        from whoosh import index as windex
+    def follow(self, changed) -> SyncReport:
+        """Apply the files `changed()` names (a kernel watch's report: hooks/watch.py), edits made in place
+        included, reading only those; every file when it returns None (the watch lost count)."""
+        stamps = self._stamps()
+        names = changed()  # drained after the stamps are taken: nothing that moved them is missed
+        if names is None:
+            return self._full_sync(stamps, None)
+        if not names:
+            return SyncReport(errors=self._errors)
+        return self._apply_names(names, stamps, None) or self._full_sync(stamps, None)
 
-        try:
-            self._ix, self._seen = windex.open_dir(str(self.dir)), stamps
-        except Exception:  # whatever is wrong, the full sync sorts it out
+    def _catch_up(self, stamps: tuple, progress) -> SyncReport | None:
+        """A sync that reads only what hafiza's writes changed since this process (or, in a fresh
+        process, the last sync anywhere) was in step; None when every file must be compared."""
+        fresh = self._ix is None
+        base = self._read_stamped() if fresh else self._seen
+        if base is None or base[0] is None:
             return None
-        return SyncReport()
+        if stamps == base:
+            if fresh:
+                from whoosh import index as windex
+
+                try:  # the cold hook's path: neither the manifest nor any memory file is read
+                    self._ix = windex.open_dir(str(self.dir))
+                except Exception:  # whatever is wrong, the full sync sorts it out
+                    return None
+                self._seen = stamps
+            return SyncReport(errors=self._errors)
+        names = changes.since(self.root, base[1], stamps[1])
+        if names is None:
+            if not fresh and is_held(self.sidecar / WRITE_LOCK):
+                return SyncReport(skipped=True, errors=self._errors)  # a write is under way: its line follows
+            return None
+        return self._apply_names(names, stamps, progress)
+
+    def _apply_names(self, names: set[str], stamps: tuple, progress) -> SyncReport | None:
+        with try_locked(self.lock_path) as got:
+            if not got:  # someone else is applying the same changes; search what is there
+                if self._ix is None:
+                    self._ix = self._open_existing()
+                    if self._ix is None:
+                        return None
+                return SyncReport(skipped=True, errors=self._errors)
+            manifest = self._manifest()
+            if manifest is None:
+                return None
+            with manifest:
+                ix = self._ix or self._open_existing()
+                if ix is None:
+                    return None
+                report = self._apply(ix, manifest, manifest.rows(names), self._stat(names), progress)
+            applied = (_mtime(self.manifest_path), stamps[1])
+        # Reopened whatever this sync found, as another process may have applied these changes already.
+        self._ix = self._open_existing() or ix
+        self._in_step(applied, report.errors)
+        return report
 
     def _full_sync(self, stamps: tuple, progress) -> SyncReport:
         """Compare every file with the manifest and apply what moved; rebuild a missing or broken index."""
-        reuse = self._ix is not None and stamps[0] == self._seen[0]  # no write since this index was opened
-        files = dict(self._files) if reuse and self._files is not None else self._load_manifest()
-        ix = (self._ix if reuse else self._open_existing()) if files is not None else None
+        manifest = self._manifest()
+        reuse = self._ix is not None and self._seen is not None and stamps[0] == self._seen[0]
+        ix = (self._ix if reuse else self._open_existing()) if manifest is not None else None
         if ix is None:
-            if files is not None or self.dir.exists():
+            if manifest is not None or self.dir.exists() or self.manifest_path.exists():
                 self.notice("the index was missing or unreadable; rebuilding it from the files")
+            if manifest is not None:
+                manifest.__exit__(None)
             return self.rebuild(progress)
         self._ix = ix
+        with manifest:
+            rows = manifest.rows()
+            errors = _errors(rows)
         on_disk = self._scan()
-        moved = [n for n, st in on_disk.items() if n not in files or tuple(files[n][:2]) != st]
-        gone = [n for n in files if n not in on_disk]
-        if not moved and not gone:
-            self._in_step(files, stamps)
-            return SyncReport(errors=_errors(files))
+        if not _moved(rows, on_disk):
+            self._in_step(stamps, errors)
+            return SyncReport(errors=errors)
         with try_locked(self.lock_path) as got:
             if not got:  # someone else is writing the same changes; search what is there
-                return SyncReport(skipped=True, errors=_errors(files))
-            files = self._load_manifest() or files  # may have moved on while we waited
-            report = self._apply(ix, files, on_disk, progress)
-            self._save_manifest(files)
-            # memories/ as it was before the scan: a file another writer adds meanwhile must not be vouched for
+                return SyncReport(skipped=True, errors=errors)
+            manifest = self._manifest()
+            if manifest is None:
+                return self.rebuild(progress)
+            with manifest:  # the rows may have moved on while we waited
+                report = self._apply(ix, manifest, manifest.rows(), on_disk, progress)
+            # The log as it was before the scan: a file another writer adds meanwhile must not be vouched for.
             applied = (_mtime(self.manifest_path), stamps[1])
         self._ix = self._open_existing() or ix
-        self._in_step(files, applied)
+        self._in_step(applied, report.errors)
         return report
 
-    def _in_step(self, files: dict, stamps: tuple) -> None:
+    def _in_step(self, stamps: tuple, errors: dict[str, str]) -> None:
         """The index matches the files as of `stamps`: remember it here, and in .hafiza/synced for
-        the quick open of the next fresh process. Only a write changes the stamps, and every
-        write goes through a sync; an in-place hand edit waits for the next full one."""
-        self._files, self._seen = files, stamps
+        the quick open of the next fresh process."""
+        self._seen, self._errors = stamps, errors
         if stamps != (self._stamped or self._read_stamped()):
             try:
-                atomic_write(self.sidecar / SYNCED, json.dumps(stamps), fsync=False)
+                atomic_write(self.sidecar / SYNCED, json.dumps([stamps[0], stamps[1].to_json()]), fsync=False)
                 self._stamped = stamps
             except OSError:
                 pass
 
     def _read_stamped(self):
         try:
-            self._stamped = tuple(json.loads((self.sidecar / SYNCED).read_text()))
+            manifest_mtime, position = json.loads((self.sidecar / SYNCED).read_text())
+            position = changes.Position.from_json(position)
+            self._stamped = (manifest_mtime, position) if position is not None else None
         except (OSError, ValueError, TypeError):
             self._stamped = None
         return self._stamped
 
-    def _apply(self, ix, files: dict, on_disk: dict, progress, **writer_args) -> SyncReport:
-        """Bring `ix` and `files` (updated in place) up to the files on disk."""
+    def _apply(self, ix, manifest, rows: dict, on_disk: dict, progress, **writer_args) -> SyncReport:
+        """Bring `ix` and `manifest` up to the files: `rows` are the manifest's rows of the files
+        considered, `on_disk` those of them that exist (a row without a file is a deletion)."""
         from hafiza.vault import model
 
         report = SyncReport()
-        moved = [n for n, st in on_disk.items() if n not in files or tuple(files[n][:2]) != st]
-        gone = [n for n in files if n not in on_disk]
-        file_of_id = {f[3]: n for n, f in files.items() if f[3]}
+        moved = [n for n, st in on_disk.items() if n not in rows or tuple(rows[n][:2]) != st]
+        gone = [n for n in rows if n not in on_disk]
         writer = None
         for done, name in enumerate(moved, 1):
             path = self.memories_dir / name
             try:
                 text = read_text(path)
             except NotRegularFile as exc:
-                files[name] = [*on_disk[name], None, None, exc.reason]
+                manifest.put(name, [*on_disk[name], None, None, exc.reason])
                 continue
             except UnicodeDecodeError:
-                files[name] = [*on_disk[name], None, None, "not UTF-8 text"]
+                manifest.put(name, [*on_disk[name], None, None, "not UTF-8 text"])
                 continue
             except OSError as exc:
-                files[name] = [*on_disk[name], None, None, f"unreadable: {exc.strerror or exc}"]
+                manifest.put(name, [*on_disk[name], None, None, f"unreadable: {exc.strerror or exc}"])
                 continue
             digest = model.content_hash(text)
-            old = files.get(name)
+            old = rows.get(name)
             if old and old[2] == digest:
-                files[name] = [*on_disk[name], *old[2:]]
+                manifest.moved(name, *on_disk[name])
                 continue
             writer = writer or ix.writer(**writer_args)
             if old and old[3]:
                 writer.delete_by_term("id", old[3])
             try:
                 memory = model.parse(text, path)
-                owner = file_of_id.get(memory.id)
-                if owner and owner != name and owner in on_disk:
+                owner = next((o for o in manifest.owners(memory.id)
+                              if o != name and (o in on_disk or os.path.lexists(self.memories_dir / o))), None)
+                if owner:
                     raise model.FrontmatterError(path, f"duplicate id {memory.id!r}, also in {owner}")
             except model.FrontmatterError as exc:
-                files[name] = [*on_disk[name], digest, None, exc.reason]
-                report.errors[name] = exc.reason
+                manifest.put(name, [*on_disk[name], digest, None, exc.reason])
                 continue
             writer.update_document(**document(memory, digest))
-            file_of_id[memory.id] = name
-            files[name] = [*on_disk[name], digest, memory.id, None]
+            manifest.put(name, [*on_disk[name], digest, memory.id, None], memory)
             report.changed += bool(old)
             report.added += not old
             if progress:
                 progress(done, len(moved))
         for name in gone:
-            if files[name][3]:
+            if rows[name][3]:
                 writer = writer or ix.writer(**writer_args)
-                writer.delete_by_term("id", files[name][3])
-            del files[name]
+                writer.delete_by_term("id", rows[name][3])
+            manifest.drop(name)
             report.removed += 1
         if writer is not None:
             writer.commit()
-        report.errors = _errors(files)
+        report.errors = manifest.errors()
         return report
 
     def rebuild(self, progress=None) -> SyncReport:
-        """Build a fresh index beside the old one and swap it in."""
+        """Build a fresh index and manifest beside the old ones and swap them in."""
         from whoosh import index as windex
+
+        from .manifest import create
 
         self.sidecar.mkdir(parents=True, exist_ok=True)
         with locked(self.lock_path, what="index"):
             fresh = self.sidecar / f"index.new-{os.getpid()}"
+            fresh_manifest = self.sidecar / f"{MANIFEST}.new-{os.getpid()}"
             shutil.rmtree(fresh, ignore_errors=True)
             fresh.mkdir()
-            files: dict = {}
-            before = _mtime(self.memories_dir)  # as in sync: what the scan below is known to include
+            before = changes.now(self.root)  # as in sync: what the scan below is known to include
             # Built aside and swapped in, so readers see the old index until the new one is whole.
-            report = self._apply(windex.create_in(str(fresh), schema()), files, self._scan(), progress,
-                                 limitmb=256)
+            with create(fresh_manifest, SCHEMA_VERSION) as manifest:
+                report = self._apply(windex.create_in(str(fresh), schema()), manifest, {}, self._scan(), progress,
+                                     limitmb=256)
             report.rebuilt = True
             self._swap(fresh)
-            self._save_manifest(files)
-            self._in_step(files, (_mtime(self.manifest_path), before))
+            os.replace(fresh_manifest, self.manifest_path)
+            self._in_step((_mtime(self.manifest_path), before), report.errors)
         self._ix = windex.open_dir(str(self.dir))
         return report
 
@@ -291,10 +342,33 @@ class Index:
         os.replace(fresh, self.dir)
         shutil.rmtree(old, ignore_errors=True)
 
+    def catalog(self, **which) -> list[dict]:
+        """What `hafiza list` prints of every memory (see Manifest.catalog for `which`), without Whoosh."""
+        self.sync(quick=True)
+        manifest = self._manifest()
+        if manifest is None:
+            return []
+        with manifest:
+            return manifest.catalog(**which)
+
+    def misnamed(self) -> set[str]:
+        """Ids that files named otherwise declare, as of a (quick) sync: what taking an id must also avoid."""
+        self.sync(quick=True)
+        manifest = self._manifest()
+        if manifest is None:
+            return set()
+        with manifest:
+            return manifest.misnamed()
+
     def unparsable(self) -> dict[str, str]:
         """Memory files the last sync left out because they do not parse: name -> why."""
-        files = self._files if self._files is not None else (self._load_manifest() or {})
-        return _errors(files)
+        if self._errors is None:
+            manifest = self._manifest()
+            if manifest is None:
+                return {}
+            with manifest:
+                self._errors = manifest.errors()
+        return self._errors
 
     def documents(self, type: str | None = None, status: str = "all", scope: str | None = None,
                   without_aliases: bool = False) -> list[dict]:
@@ -328,8 +402,17 @@ def _mtime(path: Path) -> int | None:
         return None
 
 
-def _errors(files: dict) -> dict[str, str]:
-    return {name: f[4] for name, f in files.items() if f[4]}
+def _errors(rows: dict) -> dict[str, str]:
+    return {name: row[4] for name, row in rows.items() if row[4]}
+
+
+def _moved(rows: dict, on_disk: dict) -> bool:
+    return any(n not in rows or tuple(rows[n][:2]) != st for n, st in on_disk.items()) or any(
+        n not in on_disk for n in rows)
+
+
+def _is_memory_name(name: str) -> bool:
+    return name.endswith(".md") and not name.startswith(".")
 
 
 def document(memory, digest: str) -> dict:

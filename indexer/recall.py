@@ -112,7 +112,9 @@ class Recall:
         self._vectors = None
         self._vectors_stamp = None
         self._background = None
-        self.quick_sync = False  # the warm process sets this and runs full syncs when idle
+        # Catch up with hafiza's writes only (index.sync's `quick`): a search's cost does not grow with the
+        # vault. The warm process also runs full syncs when idle, for edits made in place.
+        self.quick_sync = True
         self.embedded_generation = None  # the index generation the warm process last embedded for
         self._pending = usage.PendingReader(self.index.sidecar)
 

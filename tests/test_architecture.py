@@ -111,7 +111,8 @@ def test_adapters_open_vaults_only_through_the_one_write_path():
 
 # The environment is read at the edges and passed in (hafiza.indexer.config); the library reads it
 # only to resolve default locations: the vault (vault/paths.py) and the model cache (indexer/embed.py).
-ENVIRON_ALLOWED = {"vault/paths.py", "indexer/config.py", "indexer/embed.py"}
+# vault/git.py hands the environment on to git with a few overrides (GIT_INDEX_FILE, commit dates).
+ENVIRON_ALLOWED = {"vault/paths.py", "indexer/config.py", "indexer/embed.py", "vault/git.py"}
 
 
 def test_the_library_does_not_read_the_environment():

@@ -33,6 +33,28 @@ def all_commands():
     return cli, list(walk(cli, ()))
 
 
+def test_each_command_is_loaded_from_the_module_that_defines_it():
+    from hafiza.cli.app import COMMANDS
+
+    cli, commands = all_commands()
+    defined = {path[0]: command.callback.__module__.rsplit(".", 1)[1] for path, command in commands
+               if len(path) == 1}
+    assert defined == {name: module for module, names in COMMANDS.items() for name in names}
+
+
+def test_a_command_imports_only_its_own_module():
+    code = ("import sys; from hafiza.cli.main import main; sys.argv = ['hafiza', *sys.argv[1:]]\n"
+            "try: main()\nexcept SystemExit: pass\n"
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('hafiza.cli.')), file=sys.stderr)")
+    for argv, loaded in ((["--version"], ["main"]), (["show", "--help"], ["app", "main", "read"]),
+                         (["remember", "--help"], ["app", "main", "write"])):
+        proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
+        assert proc.stderr.strip().splitlines()[-1] == repr(loaded), (argv, proc.stderr)
+    assert re.fullmatch(r"hafiza, version \S+\n", run_cli("--version").stdout)
+    assert run_cli("--version").stdout == CliRunner().invoke(all_commands()[0], ["--version"],
+                                                             prog_name="hafiza").output
+
+
 def error_line(proc) -> str:
     """The single `Error: ...` line of a failed command (and no traceback)."""
     assert proc.returncode != 0
@@ -445,7 +467,6 @@ def test_a_hand_edit_is_embedded_by_the_warm_process_and_doctor_says_so_until_th
     check = next(c for c in json.loads(run_cli("doctor", "--json", check=False).stdout) if c["name"] == "vectors")
     assert check["level"] == "warn" and check["summary"].startswith("1 of 4 memories are new or changed")
     recall = Recall(listed.root, HashEmbedder())
-    recall.quick_sync = True  # as the warm process runs
     full_sync(recall)
     check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
     assert check["level"] == "ok"

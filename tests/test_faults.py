@@ -234,8 +234,10 @@ def die_after(name, real):
 store.atomic_write = die_after("write", store.atomic_write)
 real_run = git.GitStore._run
 def run(self, *args, **kwargs):
-    if args[0] in ("add", "commit"):
-        return wrapped[args[0]](self, *args, **kwargs)
+    # Staging is `add` or `update-index --stdin`; the commit lands when `update-ref` moves the branch.
+    step = {"update-index": "add", "update-ref": "commit"}.get(args[0], args[0])
+    if step in ("add", "commit"):
+        return wrapped[step](self, *args, **kwargs)
     return real_run(self, *args, **kwargs)
 wrapped = {name: die_after(name, real_run) for name in ("add", "commit")}
 git.GitStore._run = run

@@ -162,7 +162,7 @@ def _break(vault) -> None:
     import shutil
 
     shutil.rmtree(vault.sidecar / "index", ignore_errors=True)
-    (vault.sidecar / "manifest.json").write_text("{not json")
+    (vault.sidecar / "manifest.db").write_bytes(b"{not a database")
     (vault.sidecar / "index.lock").unlink(missing_ok=True)
     (vault.sidecar / "index.lock").mkdir()
 
@@ -403,7 +403,8 @@ def test_the_warm_process_sees_new_and_hand_edited_memories(filled):
         filled.remember("Kafka topics are created by Terraform only, never by hand.", title="Kafka topics via Terraform")
         prompt = {**CLAUDE_PROMPT, "prompt": "how are kafka topics created here?"}
         assert "kafka-topics-via-terraform" in context_of(hook("claude-code", "UserPromptSubmit", prompt, env))
-        # An in-place edit (no rename, so the folder's mtime stays) is picked up by the idle full sync.
+        # An in-place edit (no rename, so the folder's mtime stays) is picked up through the kernel's watch
+        # (hooks/watch.py), or where there is none by the idle full sync.
         path = filled.memories_dir / "kafka-topics-via-terraform.md"
         with open(path, "r+", encoding="utf-8") as fh:
             text = fh.read().replace("Kafka topics are created", "Kafka topics and Zookeeper nodes are created")

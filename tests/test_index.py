@@ -11,6 +11,7 @@ import pytest
 from conftest import run_cli
 from hafiza.indexer.index import Index
 from hafiza.indexer.recall import Recall
+from hafiza.vault.errors import HafizaError
 
 QUERIES = ["deploy main", "pnpm", "şifre", "staging port", "müşteri izmir", "test komutu"]
 
@@ -169,14 +170,18 @@ def test_a_corrupt_index_is_rebuilt_in_process_too(filled):
 
 
 def test_a_lost_or_outdated_manifest_means_a_rebuild(filled):
+    import sqlite3
+
     before = snapshot(filled.root)
-    manifest = filled.root / ".hafiza" / "manifest.json"
-    data = json.loads(manifest.read_text())
-    manifest.write_text(json.dumps({**data, "version": -1}))
+    manifest = filled.root / ".hafiza" / "manifest.db"
+    with sqlite3.connect(manifest) as db:
+        db.execute("PRAGMA user_version = 1")
     notices = []
     report = Index(filled.root, notice=notices.append).sync()
     assert report.rebuilt and notices
     manifest.unlink()
+    assert Index(filled.root, notice=notices.append).sync().rebuilt
+    manifest.write_bytes(b"not a database at all")
     assert Index(filled.root, notice=notices.append).sync().rebuilt
     assert snapshot(filled.root) == before
 
@@ -224,9 +229,9 @@ def test_stored_fields_are_enough_for_a_hit(filled):
 
 def test_a_fresh_process_opens_an_index_in_step_without_reading_the_manifest(filled):
     Index(filled.root).sync()  # a full sync records the stamps it matched in .hafiza/synced
-    manifest = filled.sidecar / "manifest.json"
+    manifest = filled.sidecar / "manifest.db"
     st = manifest.stat()
-    manifest.write_text("{not json")  # damaged, but with the same mtime: a quick open must not read it
+    manifest.write_bytes(b"{not a database")  # damaged, but with the same mtime: a quick open must not read it
     os.utime(manifest, ns=(st.st_atime_ns, st.st_mtime_ns))
     notices = []
     quick = Index(filled.root, notice=notices.append)
@@ -257,15 +262,111 @@ def test_a_full_sync_after_a_quick_open_keeps_the_open_index(filled):
 
 def test_a_write_during_a_sync_is_not_vouched_for_by_its_stamps(filled):
     index = Index(filled.root, notice=lambda _: None)
-    save = index._save_manifest
+    scan = index._scan
 
-    def save_while_another_writer_adds_a_file(files):
-        save(files)  # this sync's scan is done; another writer's file lands before it records its stamps
+    def scan_while_another_writer_adds_a_file():
+        found = scan()  # this sync's scan is done; another writer's file lands before it records its stamps
         write(filled, "kafka.md", "id: kafka\ntitle: Kafka topics", "Kafka topics come from Terraform.")
+        return found
 
-    index._save_manifest = save_while_another_writer_adds_a_file
+    index._scan = scan_while_another_writer_adds_a_file
     write(filled, "redis.md", "id: redis\ntitle: Redis eviction", "Redis evicts with allkeys-lru.")
     index.sync()
     fresh = Index(filled.root, notice=lambda _: None)
     fresh.sync(quick=True)  # the stamps do not match: a full sync, which indexes the other writer's file
     assert fresh._ix.doc_count() == len(ITEMS) + 2
+
+
+# ---- cost independent of the vault's size: a write reads only what it wrote
+
+def _counting_reads(monkeypatch):
+    """The memory files the index reads, by name (it reads each through index.read_text)."""
+    from hafiza.indexer import index as index_module
+
+    read = []
+    original = index_module.read_text
+
+    def counted(path, *args, **kwargs):
+        read.append(path.name)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(index_module, "read_text", counted)
+    return read
+
+
+def test_a_write_reads_only_the_files_it_wrote(filled, monkeypatch):
+    from hafiza.indexer.refresh import writable
+    from hafiza.vault import model
+
+    Index(filled.root).sync()
+    vault = writable(filled.root, embedder=None)
+    read = _counting_reads(monkeypatch)
+    monkeypatch.setattr(model, "declared_id", lambda path: pytest.fail(f"read the header of {path.name}"))
+    vault.remember("Kafka topics come from Terraform.", title="Kafka topics")
+    assert read == ["kafka-topics.md"]
+    read.clear()
+    vault.forget("pnpm")
+    assert read == ["pnpm.md"]
+    assert ids(filled.root, "kafka terraform") == ["kafka-topics"]
+    assert "pnpm" not in ids(filled.root, "pnpm")
+
+
+def test_a_fresh_reader_catches_up_on_writes_by_reading_only_them(filled, monkeypatch):
+    from hafiza.indexer.refresh import writable
+
+    Index(filled.root).sync()
+    writer = writable(filled.root, embedder=None)
+    writer.after_commit = None  # the writer dies before its index follows: readers catch up from the log
+    writer.remember("Kafka topics come from Terraform.", title="Kafka topics")
+    writer.remember("Redis evicts with allkeys-lru.", title="Redis eviction")
+    read = _counting_reads(monkeypatch)
+    assert ids(filled.root, "kafka terraform") == ["kafka-topics"]
+    assert read == ["redis-eviction.md"]  # the first was read when the second write took its id
+
+
+def test_a_file_created_by_hand_is_found_by_the_next_reader(filled):
+    Index(filled.root).sync()
+    from hafiza.indexer.refresh import writable
+
+    writable(filled.root, embedder=None).remember("Kafka topics come from Terraform.", title="Kafka topics")
+    write(filled, "by-hand.md", "id: by-hand\ntitle: Kubernetes namespace", "Our namespace is alpha.")
+    assert ids(filled.root, "kubernetes namespace") == ["by-hand"]  # no line explains it: every file compared
+
+
+def test_an_id_a_hand_made_file_declares_is_taken_without_reading_every_header(filled, monkeypatch):
+    from hafiza.indexer.refresh import writable
+    from hafiza.vault import model
+
+    Index(filled.root).sync()
+    write(filled, "Notes From Ayse.md", "id: deploy-notes\ntitle: Deploy notes", "Hand made.")
+    vault = writable(filled.root, embedder=None)
+    monkeypatch.setattr(model, "declared_id", lambda path: pytest.fail(f"read the header of {path.name}"))
+    with pytest.raises(HafizaError, match="already taken"):
+        vault.remember("Another.", id="deploy-notes")
+    assert vault.remember("Another.", title="Deploy notes").id == "deploy-notes-2"
+    assert vault.remember("Yet another.", title="Staging port").id == "staging-port"  # a name no file has
+    assert vault.load_all()[1] == []
+
+
+def test_a_kernel_watch_names_edits_made_in_place_and_only_those_are_read(filled, monkeypatch):
+    from hafiza.hooks.watch import FolderWatch
+
+    index = Index(filled.root)
+    index.sync()
+    watch = FolderWatch.open(filled.memories_dir)
+    if watch is None:
+        pytest.skip("no inotify here: the warm process falls back to its periodic full sync")
+    try:
+        assert index.follow(watch.changed).touched == 0  # nothing yet
+        path = filled.memories_dir / "pnpm.md"
+        with open(path, "r+", encoding="utf-8") as fh:  # in place: the folder's mtime does not move
+            text = fh.read().replace("We use pnpm", "We use pnpm 9")
+            fh.seek(0)
+            fh.write(text)
+        write(filled, ".pnpm.md.123.tmp", "id: temp", "An editor's temp file.")  # never a memory
+        read = _counting_reads(monkeypatch)
+        report = index.follow(watch.changed)
+        assert (report.changed, read) == (1, ["pnpm.md"])
+        assert "pnpm" in ids(filled.root, "pnpm 9")
+    finally:
+        watch.close()

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import run_cli
 from hafiza.indexer import rank
+from hafiza.indexer.index import Index
 from hafiza.indexer.recall import Recall
 from hafiza.vault import usage
 
@@ -213,6 +214,7 @@ def test_a_memory_moved_to_another_project_leaves_the_global_scope(vault):
     assert [h.id for h in search(vault, "linter", all_scopes=False)] == ["linter"]
     path = vault.memories_dir / "linter.md"
     path.write_text(path.read_text().replace("scope: global", "scope: project:shop"))
+    Index(vault.root).sync()  # an edit in place is taken in by a full sync (the warm process, doctor, a write)
     assert [h.id for h in search(vault, "linter", all_scopes=False)] == []
     assert [h.id for h in search(vault, "linter", all_scopes=False, project="shop")] == ["linter"]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 SIDECAR = ".hafiza"
 MEMORIES = "memories"
+WRITE_LOCK = "write.lock"  # in SIDECAR: held by the one writer at a time
 
 
 def default_vault() -> Path:

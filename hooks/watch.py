@@ -1,0 +1,70 @@
+"""Which memory files changed, told by the kernel (Linux inotify), so the warm process never rescans.
+
+Without it the warm process compared every file's mtime every few seconds to catch edits made in place,
+which no folder mtime shows: 0.83 s a scan at 100,000 memories, 10% of a core while idle. The watch
+costs nothing until a file changes, and then says which. Where inotify is missing (macOS, a container
+without it) `FolderWatch.open` returns None and the warm process keeps its periodic full sync.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import struct
+from pathlib import Path
+
+# <sys/inotify.h>
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED = 0x400, 0x800, 0x4000, 0x8000
+WATCHED = IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF \
+    | IN_MOVE_SELF
+_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then `len` bytes of NUL-padded name
+
+
+class FolderWatch:
+    """Changes to the files of one folder. `fileno()` becomes readable when there are some; `changed()`
+    drains them: the names touched, or None when the kernel lost count (its queue overflowed, or the
+    folder itself went) and only a full comparison can tell."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    @classmethod
+    def open(cls, folder: Path) -> "FolderWatch | None":
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+            init, add = libc.inotify_init1, libc.inotify_add_watch
+        except (OSError, AttributeError):
+            return None
+        fd = init(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd < 0:
+            return None
+        if add(fd, os.fsencode(str(folder)), WATCHED) < 0:
+            os.close(fd)
+            return None
+        return cls(fd)
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def changed(self) -> set[str] | None:
+        names: set[str] | None = set()
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return names
+            at = 0
+            while at + _EVENT.size <= len(data):
+                _, mask, _, size = _EVENT.unpack_from(data, at)
+                name = data[at + _EVENT.size:at + _EVENT.size + size].rstrip(b"\0")
+                at += _EVENT.size + size
+                if mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED):
+                    names = None
+                elif names is not None and name:
+                    names.add(os.fsdecode(name))
+
+    def close(self) -> None:
+        os.close(self.fd)

@@ -1,0 +1,145 @@
+"""What the index knows of each memory file: name -> (mtime_ns, size, content hash, id, why unparsable),
+and the few fields `hafiza list` and `stats` print (a catalog: they need neither Whoosh nor the files).
+
+Kept in SQLite (`.hafiza/manifest.db`) so that a write reads and updates only its own files' rows and
+taking an id asks one question: at 100,000 memories the JSON manifest it replaces was 17 MB that every
+write and every cold search read whole (0.27 s) and every sync wrote whole. Rebuildable like the rest of
+the sidecar: a file that is missing, of another version or unreadable means a rebuild.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from pathlib import Path
+
+Row = list  # [mtime_ns, size, hash or None, id or None, error or None]
+
+_TABLES = """
+CREATE TABLE files (name TEXT PRIMARY KEY, mtime INTEGER, size INTEGER, hash TEXT, id TEXT, error TEXT,
+                    title TEXT, type TEXT, scope TEXT, status TEXT, created TEXT, aliased INTEGER)
+    WITHOUT ROWID;
+CREATE INDEX files_by_id ON files (id);
+CREATE INDEX misnamed ON files (id) WHERE name != id || '.md';
+"""
+
+
+class Manifest:
+    """One connection to the manifest; use it as a context manager (changes are committed on exit)."""
+
+    def __init__(self, path: Path, version: int, create: bool = False):
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise ManifestMissing(self.path)
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            self.db.execute("PRAGMA synchronous = OFF")  # rebuildable: a torn write means a rebuild
+            self.db.execute("PRAGMA journal_mode = DELETE")
+            found = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if create and found == 0:
+                self.db.executescript(_TABLES)
+                self.db.execute(f"PRAGMA user_version = {int(version)}")
+            elif found != version:
+                raise ManifestMissing(self.path, f"version {found}, not {version}")
+            self.db.execute("BEGIN")
+        except sqlite3.OperationalError as exc:
+            self.db.close()
+            if create:  # a rebuild on a full disk: an OSError like any other write's
+                raise OSError(errno.ENOSPC if "full" in str(exc) else errno.EIO, f"the index manifest: {exc}") from None
+            raise
+        except BaseException:
+            self.db.close()
+            raise
+
+    @classmethod
+    def open(cls, path: Path, version: int) -> "Manifest | None":
+        """The manifest, or None when it is missing, outdated or unreadable (the caller rebuilds)."""
+        try:
+            return cls(path, version)
+        except (ManifestMissing, sqlite3.Error):
+            return None
+
+    def __enter__(self) -> "Manifest":
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        try:
+            self._run("COMMIT" if kind is None else "ROLLBACK")
+        finally:
+            self.db.close()
+
+    def _run(self, sql: str, args=()):
+        """Execute; a failure of the machine (a full disk) is an OSError, as for any file hafiza writes."""
+        try:
+            return self.db.execute(sql, args)
+        except sqlite3.OperationalError as exc:
+            full = "full" in str(exc)
+            raise OSError(errno.ENOSPC if full else errno.EIO, f"the index manifest: {exc}") from None
+
+    def rows(self, names=None) -> dict[str, Row]:
+        """Every file's row, or those of `names` (the ones the manifest has)."""
+        query = "SELECT name, mtime, size, hash, id, error FROM files"
+        if names is None:
+            return {r[0]: list(r[1:]) for r in self._run(query)}
+        out = {}
+        for name in names:
+            r = self._run(query + " WHERE name = ?", (name,)).fetchone()
+            if r:
+                out[name] = list(r[1:])
+        return out
+
+    def put(self, name: str, row: Row, memory=None) -> None:
+        """Record a file; `memory` (what it parsed to) fills the catalog."""
+        listed = ((memory.title, memory.type, memory.scope, memory.status, memory.created.isoformat(),
+                   int(bool(memory.aliases))) if memory is not None else (None,) * 6)
+        self._run("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (name, *row, *listed))
+
+    def moved(self, name: str, mtime: int, size: int) -> None:
+        """The file was touched but its content is the same."""
+        self._run("UPDATE files SET mtime = ?, size = ? WHERE name = ?", (mtime, size, name))
+
+    def catalog(self, type: str | None = None, status: str = "all", scope: str | None = None,
+                without_aliases: bool = False) -> list[dict]:
+        """Every memory's id, title, type, scope, status, created and file name, by id; or those of one
+        type, status and scope, or without aliases."""
+        where, args = ["id IS NOT NULL"], []
+        for column, value in (("type", type), ("status", None if status == "all" else status), ("scope", scope)):
+            if value:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if without_aliases:
+            where.append("aliased = 0")
+        query = (f"SELECT id, title, type, scope, status, created, name FROM files WHERE {' AND '.join(where)} "
+                 "ORDER BY id")
+        keys = ("id", "title", "type", "scope", "status", "created", "path")
+        return [dict(zip(keys, r)) for r in self._run(query, args)]
+
+    def drop(self, name: str) -> None:
+        self._run("DELETE FROM files WHERE name = ?", (name,))
+
+    def owners(self, memory_id: str) -> list[str]:
+        """The files that hold the memory `memory_id`."""
+        return [r[0] for r in self._run("SELECT name FROM files WHERE id = ?", (memory_id,))]
+
+    def misnamed(self) -> set[str]:
+        """Ids declared by files named otherwise (a hand-made `notes.md` saying `id: deploy`)."""
+        return {r[0] for r in self._run("SELECT id FROM files WHERE name != id || '.md'")}
+
+    def errors(self) -> dict[str, str]:
+        return dict(self._run("SELECT name, error FROM files WHERE error IS NOT NULL"))
+
+
+class ManifestMissing(Exception):
+    def __init__(self, path, why: str = "missing"):
+        super().__init__(f"{path}: {why}")
+
+
+def create(path: Path, version: int) -> Manifest:
+    """A new, empty manifest at `path` (an existing file there is replaced)."""
+    for leftover in (path, Path(f"{path}-journal")):
+        try:
+            os.unlink(leftover)
+        except FileNotFoundError:
+            pass
+    return Manifest(path, version, create=True)

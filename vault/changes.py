@@ -1,0 +1,113 @@
+"""What hafiza wrote into memories/, so a reader brings its index up to date without looking at every file.
+
+Every write transaction appends one line to `.hafiza/changes` while it still holds the writer lock: the
+memory files its commits touched, and the folder's mtime once it was done. A reader that last matched the
+files at (folder mtime, log position) finds the folder moved, reads the lines past its position, and if
+the last line's mtime is the folder's mtime now, hafiza's own writes are all that happened: it applies just
+those files. Anything else (a file created, renamed or deleted by hand, a `git pull`, a write killed
+between its rename and its line) leaves the folder at an mtime no line names, and the reader falls back
+to comparing every file. An edit made in place by an editor does not move the folder: the warm process's
+full sync and the next write's record of hand edits pick it up.
+
+The log is rewritten from empty once it passes LIMIT bytes; a reader holding a position in the old one
+sees another inode and compares every file once. Stdlib only: the cold hook reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .files import append_lines, atomic_write
+from .paths import MEMORIES, SIDECAR
+
+LOG = "changes"
+LIMIT = 1 << 20  # ~10,000 writes
+
+
+class Position:
+    """Where a reader is in the log: (inode, byte offset), and the memories/ folder's mtime it matched."""
+
+    __slots__ = ("inode", "offset", "folder")
+
+    def __init__(self, inode: int | None, offset: int, folder: int | None):
+        self.inode, self.offset, self.folder = inode, offset, folder
+
+    def to_json(self) -> list:
+        return [self.inode, self.offset, self.folder]
+
+    @classmethod
+    def from_json(cls, value) -> "Position | None":
+        try:
+            inode, offset, folder = value
+            return cls(inode, int(offset), folder)
+        except (TypeError, ValueError):
+            return None
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Position) and self.to_json() == other.to_json()
+
+    def __repr__(self) -> str:
+        return f"Position{tuple(self.to_json())}"
+
+
+def folder_mtime(root: Path) -> int | None:
+    try:
+        return os.stat(Path(root) / MEMORIES).st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
+def now(root: Path) -> Position:
+    """The log's end and the folder's mtime as they are now."""
+    try:
+        st = os.stat(Path(root) / SIDECAR / LOG)
+        inode, size = st.st_ino, st.st_size
+    except FileNotFoundError:
+        inode, size = None, 0
+    return Position(inode, size, folder_mtime(root))
+
+
+def record(root: Path, names) -> None:
+    """Log that hafiza wrote `names` (file names in memories/); call under the writer lock, after the writes."""
+    names = sorted(set(names))
+    if not names:
+        return
+    path = Path(root) / SIDECAR / LOG
+    line = json.dumps([folder_mtime(root), names], ensure_ascii=False) + "\n"
+    try:
+        if path.stat().st_size > LIMIT:
+            atomic_write(path, line, fsync=False)  # a new inode: readers positioned in the old log rescan once
+            return
+    except FileNotFoundError:
+        pass
+    append_lines(path, line)
+
+
+def since(root: Path, start: Position, end: Position) -> set[str] | None:
+    """The file names hafiza wrote between two positions, if its writes explain every change to the
+    folder between them; None when something else moved it (then compare every file)."""
+    if start.inode != end.inode or start.offset > end.offset:
+        return None
+    if end.offset == start.offset:
+        return set() if start.folder == end.folder else None
+    try:
+        with open(Path(root) / SIDECAR / LOG, "rb") as f:
+            if os.fstat(f.fileno()).st_ino != end.inode:
+                return None
+            f.seek(start.offset)
+            data = f.read(end.offset - start.offset)
+    except OSError:
+        return None
+    names: set[str] = set()
+    folder = start.folder
+    for line in data.split(b"\n"):
+        if not line:
+            continue
+        try:
+            folder, written = json.loads(line)
+            names.update(n for n in written if isinstance(n, str))
+        except (ValueError, TypeError):
+            return None
+    return names if folder == end.folder else None
