@@ -65,8 +65,6 @@ def serve(root: Path, settings) -> int:
     from .service import answer
 
     answer = partial(answer, profile_chars=settings.profile_chars)
-    recall, mode = open_recall(root, embedder=settings)
-    warm_up(recall, mode)
     path = socket_path(root)
     if not private_folder(path.parent):  # the stand-in under /tmp for a long vault path
         return 0
@@ -78,6 +76,10 @@ def serve(root: Path, settings) -> int:
     finally:
         os.umask(umask)
     server.listen(64)
+    # Listening before loading: hooks that arrive meanwhile (a team's agents all starting at once) wait in
+    # the backlog for the answer instead of each falling back to a cold recall that competes for the CPU.
+    recall, mode = open_recall(root, embedder=settings)
+    warm_up(recall, mode)
     server.setblocking(False)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGALRM, _expire)
@@ -256,6 +258,7 @@ class Loop:
     def _full_sync(self) -> None:
         self.scan_cost = full_sync(self.recall)
         self.full_synced = True
+        self.stats["full_sync_s"] = round(self.scan_cost, 3)  # for `status`: the last full comparison's cost
         self.last_full = time.monotonic()
 
     def _forget(self, request: Pending) -> None:

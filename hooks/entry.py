@@ -143,16 +143,17 @@ def cold_asker(found: Settings):
     warm process in the background for the next prompt (unless the settings say not to)."""
     def ask(root: Path, request: dict) -> dict:
         if found.daemon:
-            # The first prompt of a session comes right after SessionStart started the warm process: wait
-            # for it a moment (inside the hook's budget) rather than answer with keywords only.
+            try:
+                wire.spawn(root)  # unless one runs, is loading, or another hook just started it
+            except OSError as exc:  # this prompt still gets keyword recall
+                log(root, f"could not start the warm process: {exc}")
+            # A warm process loading (SessionStart's, this hook's, or another's in a burst of hooks): wait
+            # for it a moment, inside the hook's budget, rather than answer with keywords only, or have
+            # twenty hooks each run a cold recall at once and all run out of time.
             if request.get("op") == "recall" and wire.starting(root):
                 reply = wire.wait_for(root, request, WARM_WAIT)
                 if reply is not None and "error" not in reply:
                     return reply
-            try:
-                wire.spawn(root)
-            except OSError as exc:  # this prompt still gets keyword recall
-                log(root, f"could not start the warm process: {exc}")
         from .service import cold
 
         return cold(root, request, found.profile_chars)

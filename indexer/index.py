@@ -23,7 +23,6 @@ from hafiza.vault.paths import MEMORIES, SIDECAR, WRITE_LOCK
 from hafiza.vault.text import first_line
 
 from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
-from .search import query_terms
 
 SYNCED = "synced"    # .hafiza/synced: the stamps (manifest mtime, change-log position) the index last matched
 MANIFEST = "manifest.db"
@@ -352,13 +351,26 @@ class Index:
             return manifest.catalog(**which)
 
     def misnamed(self) -> set[str]:
-        """Ids that files named otherwise declare, as of a (quick) sync: what taking an id must also avoid."""
-        self.sync(quick=True)
+        """Ids that files named otherwise declare: what taking an id must also avoid. The manifest's, and
+        those of the files hafiza's writes logged since it was last in step, read from their headers: a
+        writer never loads Whoosh to learn them."""
+        from hafiza.vault.model import declared_id
+
+        stamps, base = self._stamps(), self._read_stamped()
+        pending = changes.since(self.root, base[1], stamps[1]) if base is not None else None
+        if pending is None:  # the folder moved otherwise: bring the index up to every file first
+            self.sync(quick=True)
+            pending = set()
         manifest = self._manifest()
-        if manifest is None:
-            return set()
-        with manifest:
-            return manifest.misnamed()
+        found = set()
+        if manifest is not None:
+            with manifest:
+                found = manifest.misnamed()
+        for name in pending:
+            declared = declared_id(self.memories_dir / name)
+            if declared and f"{declared}.md" != name:
+                found.add(declared)
+        return found
 
     def unparsable(self) -> dict[str, str]:
         """Memory files the last sync left out because they do not parse: name -> why."""
@@ -420,6 +432,8 @@ def document(memory, digest: str) -> dict:
     # A title hafiza took from the text's first line is shown as a title but not weighed as one: the same
     # words are in the body already, and a word early in a long text would outrank the same word later
     # (on a public dialogue set, indexing the text evenly raised keyword hit@5 0.41 -> 0.53).
+    from .search import query_terms
+
     made_up = memory.title == first_line(memory.body)
     return {
         "id": memory.id,

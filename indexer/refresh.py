@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .config import Settings
 from .config import embedder as choose_embedder
-from .index import Index, SyncReport
+from .index import Index, SyncReport  # no Whoosh until an index is opened
 from .schema import ALIAS_SEPARATOR, split_field
 
 VECTORS_LOCK = "vectors.lock"
@@ -34,8 +34,9 @@ def rebuild_all(root: Path, progress=None, embedder=None) -> SyncReport:
 
 
 def writable(root: Path, actor: str = "cli", embedder=None, progress=None, embed_now: bool = False, **options):
-    """The Vault every writer opens: each of its writes, once committed, brings the index and the vectors
-    up to the files (outside the writer lock), so no adapter can forget to.
+    """The Vault every writer opens: each of its writes, once committed, has the index and the vectors
+    follow (outside the writer lock), so no adapter can forget to: keyword only, the next reader indexes
+    what the write logged; with a model, a background process does, and embeds it.
 
     `embedder` is an Embedder, None (keyword-only), or Settings, resolved only when a write commits
     (a read-only command never imports the model). A model that loads slowly embeds in a background
@@ -49,10 +50,11 @@ def writable(root: Path, actor: str = "cli", embedder=None, progress=None, embed
             chosen = choose_embedder(chosen)
         # Still Settings: a slow model named in them (decided by name: not even numpy is imported for it).
         if isinstance(chosen, Settings) or (_loads_slowly(chosen) and not embed_now):
-            Index(vault.root).sync(progress, quick=True)
-            embed_later(vault.root)
-        else:
+            embed_later(vault.root)  # which also brings the index up to the write
+        elif chosen is not None:
             refresh_all(vault.root, progress, chosen, quick=True)
+        # Keyword only: nothing to do here. The next reader (a hook, a search, the warm process's watch)
+        # indexes the files this write logged (vault/changes.py), so a write never loads Whoosh.
 
     return Vault(root, actor, after_commit=follow, misnamed=Index(root, notice=lambda _: None).misnamed, **options)
 

@@ -1,8 +1,7 @@
-"""The Whoosh schema. Stored fields are all that recall needs: search never opens the markdown files."""
+"""The Whoosh schema. Stored fields are all that recall needs: search never opens the markdown files.
 
-from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
-
-from .analyzer import analyzer
+Whoosh is imported only when a schema is built: a writer reads the constants and never loads it.
+"""
 
 SCHEMA_VERSION = 5  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
                     # 4: a title made from the text is stored, not indexed, 5: the manifest in SQLite, with a catalog)
@@ -18,7 +17,11 @@ def split_field(value: str | None, separator: str = ",") -> list[str]:
     return [part.strip() for part in (value or "").split(separator) if part.strip()]
 
 
-def schema() -> Schema:
+def schema():
+    from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
+
+    from .analyzer import analyzer
+
     text = analyzer()
     return Schema(
         id=ID(stored=True, unique=True),

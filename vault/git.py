@@ -17,6 +17,7 @@ from .errors import GitError
 TRAILERS = ("Hafiza-Action", "Hafiza-Actor", "Hafiza-Reason")
 _TRAILER = re.compile(r"^(Hafiza-[A-Za-z-]+): ?(.*)$", re.MULTILINE)
 _FALLBACK_IDENTITY = ("hafiza", "hafiza@localhost")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass
@@ -151,7 +152,27 @@ class GitStore:
         return paths
 
     def head(self) -> str | None:
-        """The checked-out commit, or None before the first."""
+        """The checked-out commit, or None before the first. Read from .git's files where they are plain
+        (a loose or packed branch ref): every write asks, and a git process costs more than the read."""
+        try:
+            ref = (self.git_dir / "HEAD").read_text("ascii").strip()
+            if _SHA.fullmatch(ref):
+                return ref  # detached
+            name = ref.removeprefix("ref: ")
+            if ref.startswith("ref: refs/") and ".." not in name and not (self.git_dir / "reftable").exists():
+                try:
+                    sha = (self.git_dir / name).read_text("ascii").strip()
+                    if _SHA.fullmatch(sha):
+                        return sha
+                except FileNotFoundError:
+                    packed = (self.git_dir / "packed-refs").read_text("ascii") if (
+                        self.git_dir / "packed-refs").exists() else ""
+                    for line in packed.splitlines():
+                        if line.endswith(f" {name}") and _SHA.fullmatch(line.split(" ", 1)[0]):
+                            return line.split(" ", 1)[0]
+                    return None  # a branch with no commit yet
+        except (OSError, UnicodeDecodeError):
+            pass
         proc = _git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], self.root)
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 

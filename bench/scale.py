@@ -1,0 +1,250 @@
+"""Large vaults (issue 18): what each everyday operation costs as the vault grows, as ratios to
+`python -c pass` measured in the same run (the machine is shared; trust the ratios over the times).
+
+    .venv/bin/python bench/scale.py --sizes 5000 20000 50000 100000 --runs 7 --workdir /work/big/scale --save
+
+Per size, a keyword-only vault is built as a user builds one (`hafiza init`, then one `hafiza import`
+of bench/gen.py memories: its time, peak memory and commit count are reported), kept in --workdir and
+reused by the next run. Then, interleaved round by round with `python -c pass`:
+
+- `hafiza remember` and `hafiza forget` (keyword only: HAFIZA_EMBEDDER=none);
+- `hafiza search --mode keyword` with no warm process;
+- the installed hook command (Claude Code UserPromptSubmit, a real payload with a 250 KB transcript)
+  with no warm process (HAFIZA_DAEMON=0), and with a keyword-only warm process running;
+- the warm process's peak memory (VmHWM) after the rounds, and its CPU share over 20 idle seconds;
+- 20 hooks started at once with no warm process (spawning allowed): how many injected a recall.
+
+Prompts are bench/gen.py queries screened to recall something at that size. Targets (issue 18):
+remember and forget <= 5x at every size; search without a warm process <= 5x at 100k; hook cold
+<= 3x at 20k; idle CPU <= 1%; 20 cold hooks at once: >= 19/20 injected at 20k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import gen  # noqa: E402
+from common import save  # noqa: E402
+from hook_latency import (Env, daemons, hook_command, idle_cpu, payload, projects, screen,  # noqa: E402
+                          transcripts)
+
+HAFIZA = [sys.executable, "-m", "hafiza.cli.main"]
+TARGETS = {"remember": 5, "forget": 5}
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run(argv, env, **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, **kw)
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr[-2000:]}")
+    return proc
+
+
+def ms(argv, env, input: str | None = None, cwd=None) -> tuple[float, str]:
+    started = time.perf_counter()
+    proc = subprocess.run(argv, env=env, input=input, capture_output=True, text=True, cwd=cwd)
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr[-2000:]}")
+    return (time.perf_counter() - started) * 1000, proc.stdout
+
+
+def build(work: Path, size: int, env: dict) -> tuple[Path, dict]:
+    """The vault of `size` memories in `work` (built once: `hafiza init` + one `hafiza import`)."""
+    vault = work / f"vault-{size}"
+    done = work / f"vault-{size}.json"
+    if done.exists():
+        return vault, json.loads(done.read_text())
+    source = work / f"memories-{size}.jsonl"
+    source.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in gen.memories(size)))
+    env = {**env, "HAFIZA_VAULT": str(vault)}
+    run([*HAFIZA, "init"], env)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    log(f"importing {size:,} memories ...")
+    took, _ = ms([*HAFIZA, "import", str(source)], env)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    commits = int(run(["git", "-C", str(vault), "rev-list", "--count", "HEAD"], env).stdout)
+    info = {"import_s": round(took / 1000, 1), "import_peak_mb": round(max(peak, before) / 1024),
+            "commits_after_import": commits}
+    done.write_text(json.dumps(info))
+    return vault, info
+
+
+def warm_pid(vault: Path, env: dict, timeout: float = 600) -> int:
+    run([*HAFIZA, "daemon", "start"], env)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = json.loads(run([*HAFIZA, "daemon", "status", "--json"], env).stdout)
+        if status.get("pid") and status.get("running", True):
+            return int(status["pid"])
+        time.sleep(0.5)
+    raise SystemExit("the warm process did not come up")
+
+
+def settled(env: dict, timeout: float = 300) -> float | None:
+    """Wait until the warm process has made its first full comparison of the files; its cost."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = json.loads(run([*HAFIZA, "daemon", "status", "--json"], env).stdout)
+        if "full_sync_s" in status:
+            return status["full_sync_s"]
+        time.sleep(1)
+    return None
+
+
+def stop_all(vault: Path, env: dict) -> None:
+    deadline = time.monotonic() + 60
+    while daemons(vault) and time.monotonic() < deadline:
+        run([*HAFIZA, "daemon", "stop"], env)
+        time.sleep(1)
+
+
+def peak_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def burst(hook: list[str], env: dict, prompts: list[tuple], count: int = 20) -> dict:
+    """`count` hooks at once, no warm process yet (spawning allowed): how many injected a recall."""
+    outs = [""] * count
+    procs = [subprocess.Popen(hook, env=env, cwd=prompts[k % len(prompts)][1], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for k in range(count)]
+    started = time.perf_counter()
+
+    def finish(k: int) -> None:
+        prompt, cwd, script = prompts[k % len(prompts)]
+        outs[k] = procs[k].communicate(payload(prompt, cwd, script))[0]
+
+    threads = [threading.Thread(target=finish, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"hooks": count, "injected": sum("<hafiza-recall>" in o for o in outs),
+            "all_returned_ms": round((time.perf_counter() - started) * 1000)}
+
+
+def measure(work: Path, size: int, runs: int, envs: Env) -> dict:
+    base = envs(HAFIZA_EMBEDDER="none")
+    vault, built = build(work, size, base)
+    env = {**base, "HAFIZA_VAULT": str(vault)}
+    run([*HAFIZA, "daemon", "stop"], env)
+    run([*HAFIZA, "search", "--mode", "keyword", "warm up"], env)  # the index in step before timing
+    cwds, scripts = projects(work), transcripts(work)
+    prompts = screen(vault, gen.queries(400, seed=size % 97), cwds, scripts, runs + 3)
+    forgettable = [d["id"] for d in json.loads(run([*HAFIZA, "list", "--json"], env).stdout)[: runs + 3]]
+    hook = hook_command(sys.executable)
+    cold_env = {**env, "HAFIZA_DAEMON": "0"}
+    times: dict[str, list[float]] = {k: [] for k in ("python -c pass", "remember", "forget", "search (cold)",
+                                                     "hook (cold)")}
+    stamp = int(time.time())
+    for n in range(runs + 1):  # round 0 warms the page cache and is not recorded
+        prompt, cwd, script = prompts[n % len(prompts)]
+        took = {
+            "python -c pass": ms([sys.executable, "-c", "pass"], env)[0],
+            "remember": ms([*HAFIZA, "remember", f"scale note {stamp} {n} about the {size} vault speed"], env)[0],
+            "forget": ms([*HAFIZA, "forget", forgettable[n]], env)[0],
+            "search (cold)": ms([*HAFIZA, "search", "--mode", "keyword", prompt], env)[0],
+            "hook (cold)": ms(hook, cold_env, payload(prompt, cwd, script), cwd)[0],
+        }
+        if n:
+            for key, value in took.items():
+                times[key].append(value)
+    pid = warm_pid(vault, env)
+    warm: dict[str, list[float]] = {"python -c pass": [], "hook (warm)": []}
+    for n in range(runs + 1):
+        prompt, cwd, script = prompts[n % len(prompts)]
+        took = {"python -c pass": ms([sys.executable, "-c", "pass"], env)[0],
+                "hook (warm)": ms(hook, env, payload(prompt, cwd, script), cwd)[0]}
+        if n:
+            for key, value in took.items():
+                warm[key].append(value)
+    full_sync_s = settled(env)  # its one comparison of every file, after it starts, is not idling
+    rss, idle = peak_mb(pid), idle_cpu(pid, 20.0)
+    stop_all(vault, env)
+    bursts = burst(hook, env, prompts)
+    time.sleep(3)
+    left = daemons(vault)  # one at most may be up: the burst's hooks started it
+    stop_all(vault, env)
+    base_ms = statistics.median(times.pop("python -c pass"))
+    warm_base = statistics.median(warm.pop("python -c pass"))
+    medians = {k: statistics.median(v) for k, v in times.items()}
+    medians["hook (warm)"] = statistics.median(warm["hook (warm)"])
+    ratios = {k: round(v / base_ms, 1) for k, v in medians.items()}
+    ratios["hook (warm)"] = round(medians["hook (warm)"] / warm_base, 1)
+    return {"memories": size, "runs": runs, "python_pass_ms": round(base_ms, 1),
+            "python_pass_ms_warm_rounds": round(warm_base, 1),
+            "median_ms": {k: round(v, 1) for k, v in medians.items()}, "ratio": ratios,
+            "warm_peak_mb": rss, "warm_idle_cpu_percent": idle, "warm_first_full_sync_s": full_sync_s,
+            "burst": bursts, "warm_processes_after_burst": len(left),
+            **built}
+
+
+def markdown(report: dict) -> str:
+    rows = report["results"]
+    cols = ["remember", "forget", "search (cold)", "hook (cold)", "hook (warm)"]
+    out = [f"# Large vaults, {report['date']}", "",
+           f"`python bench/scale.py --sizes {' '.join(str(r['memories']) for r in rows)} --runs {report['runs']}"
+           " --save`: keyword only (HAFIZA_EMBEDDER=none), medians of whole processes, interleaved with "
+           "`python -c pass` (the ratio's base). Load average at the start: "
+           f"{report['load_at_start']}.", "",
+           "| memories | `python -c pass` | " + " | ".join(f"`{c}`" for c in cols) + " |",
+           "|---|---|" + "---|" * len(cols)]
+    for r in rows:
+        cells = [f"{r['median_ms'][c]:,.0f} ms ({r['ratio'][c]}×)" for c in cols]
+        out.append(f"| {r['memories']:,} | {r['python_pass_ms']:.0f} ms | " + " | ".join(cells) + " |")
+    out += ["", "| memories | import: time, peak memory, commits | warm process peak | warm process idle CPU | "
+            "20 cold hooks at once: injected | warm processes after it |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['memories']:,} | {r['import_s']:,} s, {r['import_peak_mb']} MB, "
+                   f"{r['commits_after_import'] - 1} | {r['warm_peak_mb']} MB | {r['warm_idle_cpu_percent']}% | "
+                   f"{r['burst']['injected']}/{r['burst']['hooks']} in {r['burst']['all_returned_ms']:,} ms | "
+                   f"{r['warm_processes_after_burst']} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/hafiza-scale"))
+    parser.add_argument("--save", action="store_true")
+    parser.add_argument("--build-only", action="store_true", help="Only build (and keep) the vaults.")
+    args = parser.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    envs = Env(args.workdir, "cache")
+    if args.build_only:
+        for size in args.sizes:
+            log(json.dumps({"memories": size, **build(args.workdir, size, envs(HAFIZA_EMBEDDER="none"))[1]}))
+        return
+    report = {"date": dt.date.today().isoformat(), "runs": args.runs, "load_at_start": os.getloadavg()[0],
+              "results": []}
+    for size in args.sizes:
+        log(f"{size:,} memories ...")
+        report["results"].append(measure(args.workdir, size, args.runs, envs))
+        log(json.dumps(report["results"][-1]))
+    text = markdown(report)
+    print(text)
+    if args.save:
+        save("scale", report["date"], report, text)
+
+
+if __name__ == "__main__":
+    main()
