@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import gen  # noqa: E402
-from common import save  # noqa: E402
+from common import save, snapshot, use_code  # noqa: E402
 
 HAFIZA = [sys.executable, "-m", "hafiza.cli.main"]
 TARGETS = {"remember": 5, "show": 3, "list": 3, "--version": 3, "search (warm)": 3}
@@ -87,8 +87,16 @@ def main(argv=None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--save", action="store_true")
+    parser.add_argument("--commit", default="HEAD",
+                        help="Measure the code of this commit, frozen (default HEAD; `worktree`: the files as they are).")
     args = parser.parse_args(argv)
-    report = {"date": dt.date.today().isoformat(), "targets": TARGETS,
+    code = "worktree"
+    if args.commit != "worktree":  # other work lands in the tree meanwhile: every process imports a frozen copy
+        folder = Path(tempfile.mkdtemp(prefix="hafiza-cli-speed-"))
+        code = snapshot(args.commit, folder / "code")
+        use_code(folder / "code")
+    report = {"date": dt.date.today().isoformat(), "commit": code, "load_at_start": os.getloadavg()[0],
+              "targets": TARGETS,
               "sizes": [measure(size, args.runs) for size in args.sizes]}
     print(json.dumps(report, indent=1))
     if args.save:
@@ -98,8 +106,9 @@ def main(argv=None) -> None:
 def markdown(r: dict) -> str:
     names = [k for k in r["sizes"][0]["ratio"]]
     lines = [f"# Command-line speed, {r['date']}", "",
-             "`python bench/cli_speed.py --save`: whole-process medians, interleaved with `python -c pass`; "
-             "search with the warm process running.", "",
+             f"`python bench/cli_speed.py --save` at {r.get('commit', 'worktree')}: whole-process medians, "
+             "interleaved with `python -c pass`; search with the warm process running. Load average at the "
+             f"start: {r.get('load_at_start', '?')}.", "",
              "| memories | `python -c pass` | " + " | ".join(f"`{n}`" for n in names) + " |",
              "|---|---|" + "---|" * len(names)]
     for s in r["sizes"]:

@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import gen  # noqa: E402
-from common import save  # noqa: E402
+from common import save, snapshot, use_code  # noqa: E402
 from hook_latency import (Env, daemons, hook_command, idle_cpu, payload, projects, screen,  # noqa: E402
                           transcripts)
 
@@ -103,7 +103,7 @@ def settled(env: dict, timeout: float = 300) -> float | None:
         status = json.loads(run([*HAFIZA, "daemon", "status", "--json"], env).stdout)
         if "full_sync_s" in status:
             return status["full_sync_s"]
-        time.sleep(1)
+        time.sleep(3)
     return None
 
 
@@ -202,7 +202,7 @@ def markdown(report: dict) -> str:
     cols = ["remember", "forget", "search (cold)", "hook (cold)", "hook (warm)"]
     out = [f"# Large vaults, {report['date']}", "",
            f"`python bench/scale.py --sizes {' '.join(str(r['memories']) for r in rows)} --runs {report['runs']}"
-           " --save`: keyword only (HAFIZA_EMBEDDER=none), medians of whole processes, interleaved with "
+           f" --save` at {report['commit']}: keyword only (HAFIZA_EMBEDDER=none), medians of whole processes, interleaved with "
            "`python -c pass` (the ratio's base). Load average at the start: "
            f"{report['load_at_start']}.", "",
            "| memories | `python -c pass` | " + " | ".join(f"`{c}`" for c in cols) + " |",
@@ -227,15 +227,21 @@ def main(argv=None) -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/hafiza-scale"))
     parser.add_argument("--save", action="store_true")
     parser.add_argument("--build-only", action="store_true", help="Only build (and keep) the vaults.")
+    parser.add_argument("--commit", default="HEAD",
+                        help="Measure the code of this commit, frozen (default HEAD; `worktree`: the files as they are).")
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
+    code = None
+    if args.commit != "worktree":  # other work lands in the tree meanwhile: every process imports a frozen copy
+        code = snapshot(args.commit, args.workdir / "code")
+        use_code(args.workdir / "code")
     envs = Env(args.workdir, "cache")
     if args.build_only:
         for size in args.sizes:
             log(json.dumps({"memories": size, **build(args.workdir, size, envs(HAFIZA_EMBEDDER="none"))[1]}))
         return
     report = {"date": dt.date.today().isoformat(), "runs": args.runs, "load_at_start": os.getloadavg()[0],
-              "results": []}
+              "commit": code or "worktree", "results": []}
     for size in args.sizes:
         log(f"{size:,} memories ...")
         report["results"].append(measure(args.workdir, size, args.runs, envs))

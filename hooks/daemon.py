@@ -232,10 +232,14 @@ class Loop:
             _send(conn, out, SEND_LIMIT)
         if stop or rss_mb() > MAX_RSS_MB:
             return True
-        if self.watch is None and time.monotonic() - self.last_full > max(FULL_SYNC,
-                                                                          self.scan_cost / BUSY_SCAN_SHARE):  # busy
+        if self._full_sync_due(max(FULL_SYNC, self.scan_cost / BUSY_SCAN_SHARE)):  # busy: now and then
             self._full_sync()
         return False
+
+    def _full_sync_due(self, every: float) -> bool:
+        """A comparison of every file is due: with a kernel watch only once (for edits made before this
+        process started), without one every `every` seconds (for edits made in place)."""
+        return time.monotonic() - self.last_full > every and (self.watch is None or not self.full_synced)
 
     def _changed(self) -> None:
         """Files changed in memories/ (a write, an edit in place): read just those, or all if the kernel lost count."""
@@ -248,9 +252,7 @@ class Loop:
         """Work for a quiet moment; True when the process should exit (idle too long, vault gone)."""
         if time.monotonic() - self.last > self.idle or not (self.root / ".git").exists():
             return True
-        if time.monotonic() - self.last_full > FULL_SYNC and (self.watch is None or not self.full_synced):
-            # Picks up in-place hand edits the quick check cannot see: with a watch, only those made
-            # before this process started; without one, every few seconds.
+        if self._full_sync_due(FULL_SYNC):
             self._full_sync()
         self.recall.prepare()  # a write since the last prompt: read the new generation's documents now
         return False
