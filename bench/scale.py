@@ -204,7 +204,9 @@ def markdown(report: dict) -> str:
            f"`python bench/scale.py --sizes {' '.join(str(r['memories']) for r in rows)} --runs {report['runs']}"
            f" --save` at {report['commit']}: keyword only (HAFIZA_EMBEDDER=none), medians of whole processes, interleaved with "
            "`python -c pass` (the ratio's base). Load average at the start: "
-           f"{report['load_at_start']}.", "",
+           f"{report['load_at_start']:.1f}. Import figures are from when each vault was built. `search (cold)` "
+           "follows each round's `remember` and `forget`, so it includes indexing those two files; `hook (cold)` "
+           "comes after it and finds the index in step.", "",
            "| memories | `python -c pass` | " + " | ".join(f"`{c}`" for c in cols) + " |",
            "|---|---|" + "---|" * len(cols)]
     for r in rows:
