@@ -114,10 +114,8 @@ class Index:
         return self._ix
 
     def _open_existing(self):
-        from whoosh import index as windex
-
         try:
-            ix = windex.open_dir(str(self.dir))
+            ix = _open_dir(self.dir)
             ix.reader().close()  # a truncated segment shows only once a reader opens it
             return ix
         except Exception:  # EmptyIndexError, a truncated segment, a stray file: all mean rebuild
@@ -128,7 +126,7 @@ class Index:
     def _stamps(self) -> tuple:
         return (_mtime(self.manifest_path), changes.now(self.root))
 
-    def sync(self, progress=None, quick: bool = False) -> SyncReport:
+    def sync(self, progress=None, quick: bool = False, whoosh: bool = True) -> SyncReport:
         """Bring the index up to the files; rebuild it if it is missing or corrupt.
 
         With `quick` (every reader and writer), the cost does not grow with the vault: an index
@@ -136,10 +134,11 @@ class Index:
         writes, just the files those wrote are read (see vault/changes.py). Anything else, a file
         created or deleted by hand, means comparing every file. Without `quick` (doctor, and the
         warm process when idle) every file is compared, which also finds edits made in place.
+        Without `whoosh` (a caller that reads only the manifest) an index in step is not even opened.
         """
         stamps = self._stamps()
         if quick:
-            report = self._catch_up(stamps, progress)
+            report = self._catch_up(stamps, progress, whoosh)
             if report is not None:
                 return report
         return self._full_sync(stamps, progress)
@@ -155,7 +154,7 @@ class Index:
             return SyncReport(errors=self._errors)
         return self._apply_names(names, stamps, None) or self._full_sync(stamps, None)
 
-    def _catch_up(self, stamps: tuple, progress) -> SyncReport | None:
+    def _catch_up(self, stamps: tuple, progress, whoosh: bool = True) -> SyncReport | None:
         """A sync that reads only what hafiza's writes changed since this process (or, in a fresh
         process, the last sync anywhere) was in step; None when every file must be compared."""
         fresh = self._ix is None
@@ -163,11 +162,9 @@ class Index:
         if base is None or base[0] is None:
             return None
         if stamps == base:
-            if fresh:
-                from whoosh import index as windex
-
+            if fresh and whoosh:
                 try:  # the cold hook's path: neither the manifest nor any memory file is read
-                    self._ix = windex.open_dir(str(self.dir))
+                    self._ix = _open_dir(self.dir)
                 except Exception:  # whatever is wrong, the full sync sorts it out
                     return None
                 self._seen = stamps
@@ -306,7 +303,10 @@ class Index:
             manifest.drop(name)
             report.removed += 1
         if writer is not None:
+            from . import impact
+
             writer.commit()
+            impact.build(ix)  # the impact file of a new big segment (a merge, a rebuild): once, not per prompt
         report.errors = manifest.errors()
         return report
 
@@ -331,7 +331,7 @@ class Index:
             self._swap(fresh)
             os.replace(fresh_manifest, self.manifest_path)
             self._in_step((_mtime(self.manifest_path), before), report.errors)
-        self._ix = windex.open_dir(str(self.dir))
+        self._ix = _open_dir(self.dir)
         return report
 
     def _swap(self, fresh: Path) -> None:
@@ -342,8 +342,9 @@ class Index:
         shutil.rmtree(old, ignore_errors=True)
 
     def catalog(self, **which) -> list[dict]:
-        """What `hafiza list` prints of every memory (see Manifest.catalog for `which`), without Whoosh."""
-        self.sync(quick=True)
+        """What `hafiza list` prints of every memory (see Manifest.catalog for `which`), without Whoosh
+        unless hafiza's writes since the last sync are to be indexed first."""
+        self.sync(quick=True, whoosh=False)
         manifest = self._manifest()
         if manifest is None:
             return []
@@ -405,6 +406,16 @@ def verified_note(verified) -> str | None:
         return None
     detail = " ".join(str(verified.get("detail") or verified.get("status")).split())
     return f"since {verified['at']}: {detail}" if verified.get("at") else detail
+
+
+def _open_dir(folder: Path):
+    """The Whoosh index in `folder`, its files read rather than memory-mapped. whoosh3 copies each column
+    file it opens out of a map whole (a BytesIO around the mapped slice), so at 100,000 memories a reader
+    opened in 35-119 ms mapped and 2-3 ms read, and the first stored fields took ~100 ms against ~1 ms
+    (bench/results/keyword-scale-2026-12-01.md)."""
+    from whoosh.filedb.filestore import FileStorage
+
+    return FileStorage(str(folder), supports_mmap=False).open_index()
 
 
 def _mtime(path: Path) -> int | None:

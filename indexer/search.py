@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import heapq
 import math
-from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import NamedTuple
 
 from hafiza.vault import usage
 
-from . import rank
+from . import impact, rank, topk
+from .hits import Hit  # noqa: F401  (re-exported: what recall returns)
 from .text import terms
 from .schema import FIELD_BOOSTS
 from .stopwords import informative
@@ -19,32 +18,7 @@ from .stopwords import informative
 TEXT_FIELDS = tuple(f for f in FIELD_BOOSTS if f != "aliases")
 GATHER = 50  # candidates per channel: gather wide, cut late
 K1, B = 1.2, 0.75  # BM25 parameters (Whoosh's BM25F defaults)
-MAX_CACHED_POSTINGS = 4_000_000  # ~48 MB of scored postings kept by a long-lived View
-
-
-class Hit(NamedTuple):
-    """One recalled memory. A NamedTuple, not a dataclass: importing dataclasses costs the cold hook ~5 ms."""
-
-    id: str
-    title: str
-    type: str
-    scope: str
-    status: str
-    score: float
-    path: str
-    snippet: str = ""
-    tags: str = ""
-    superseded_by: str | None = None
-    verified: str | None = None
-    verified_note: str | None = None
-    parts: dict | None = None   # how the score was made (--explain)
-
-    def to_json(self, explain: bool = False) -> dict:
-        data = self._asdict()
-        if not explain:
-            data.pop("parts")
-        data["score"] = round(self.score, 6)
-        return data
+MAX_CACHED_POSTINGS = 4_000_000  # postings read from Whoosh (~10 bytes each) kept by a long-lived View
 
 
 def query_terms(text: str) -> list[str]:
@@ -57,7 +31,7 @@ class View:
 
     The warm process answers every prompt from the same generation until a
     write replaces the index object: stored documents, the id -> document
-    number map, the scope masks and each word's scored postings are read
+    number map, the scope masks and each query word's postings are read
     once, not per prompt (fetching the meaning channel's documents alone
     cost ~13 ms a prompt at 5,000). A reader, not a Whoosh searcher: recall
     needs postings, lengths and stored fields only, and whoosh.searching
@@ -71,8 +45,11 @@ class View:
         self._aliases: dict[int, list[frozenset[str]]] = {}
         self._numbers: dict[str, int] | None = None
         self._masks: dict[tuple, set[int]] = {}
-        self._postings: dict[tuple[str, str], tuple[array, array]] = {}
+        self._postings: dict[tuple[str, str], dict] = {}
+        self._terms: dict[tuple[str, str], topk.Term] = {}
         self._cached = 0
+        self._leaves: list | None = None  # [(segment reader, first document number, its impact file or None)]
+        self._offsets: list[int] = []
 
     def close(self) -> None:
         self.reader.close()
@@ -106,26 +83,90 @@ class View:
                 numbers[doc["id"]] = docnum
             self._numbers = numbers
 
-    def postings(self, field: str, word: str) -> tuple[array, array]:
-        """The documents holding `word` in `field` (ascending) and each one's BM25F share, boost included.
+    def leaves(self) -> list:
+        """Each segment's reader, first document number and impact file (None: read from Whoosh)."""
+        if self._leaves is None:
+            where = impact.folder(self.ix)
+            self._leaves = []
+            for segment, offset in self.reader.leaf_readers():
+                sid = impact.segment_id(segment)
+                found = impact.SegmentFile.open(where / f"{sid}.imp", sid, segment.doc_count_all()) \
+                    if segment.doc_count_all() >= impact.MIN_DOCS else None
+                self._leaves.append((segment, offset, found))
+            self._offsets = [offset for _, offset, _ in self._leaves]
+        return self._leaves
 
-        Read once per index generation: a prompt then costs a sum over its
-        words' arrays (~0.2 ms at 5,000 memories where Whoosh's own search
-        took ~6.5 ms). Whoosh's block-skipping search also dropped some top
-        documents above 5,000 memories (4 of 188 queries at 20,000); summing
-        every posting cannot.
+    def locate(self, docnum: int) -> tuple[int, int]:
+        """(segment, number within it) of a document number."""
+        if self._leaves is None:
+            self.leaves()
+        leaf = bisect_right(self._offsets, docnum) - 1
+        return leaf, docnum - self._offsets[leaf]
+
+    def postings(self, field: str, word: str) -> dict[int, tuple[int, impact.Postings]]:
+        """The documents holding `word` in `field`, per segment (leaf): (its first document number, Postings).
+
+        Read once per index generation: from the segments' impact files where
+        they have one (a few pages of a memory map), else from Whoosh.
         """
         key = (field, word)
         found = self._postings.get(key)
         if found is None:
-            found = _scored_postings(self.reader, field, word)
-            size = len(found[0]) + 1  # words not in the index are cached too
+            found, size = {}, 1  # words not in the index are cached too
+            for leaf, (segment, offset, stored) in enumerate(self.leaves()):
+                postings = stored.get(field, word) if stored is not None else impact.from_whoosh(segment, field, word)
+                if postings is not None:
+                    found[leaf] = (offset, postings)
+                    size += len(postings) if stored is None else 0  # a file's pages are the kernel's to keep
             if self._cached + size > MAX_CACHED_POSTINGS:
                 self._postings.clear()
+                self._terms.clear()
                 self._cached = 0
             self._postings[key] = found
             self._cached += size
         return found
+
+    def term(self, field: str, word: str) -> topk.Term:
+        """`postings` with each class's BM25F share (boost included). IDF and average length as Whoosh
+        computes them (counts include deleted documents until a merge)."""
+        key = (field, word)
+        found = self._terms.get(key)
+        if found is None:
+            parts = self.postings(field, word)
+            found = self._terms[key] = topk.Term(parts, self._share(field, word) if parts else None)
+        return found
+
+    def holding(self, word: str, fields, docnums) -> set[int]:
+        """Which of `docnums` hold `word` in any of `fields` (no scores needed: no IDF looked up)."""
+        out = set()
+        for field in fields:
+            for offset, postings in self.postings(field, word).values():
+                docs = postings.docs  # local numbers below the segment's size: another's documents never match
+                for docnum in docnums:
+                    local = docnum - offset
+                    at = bisect_left(docs, local)
+                    if at < len(docs) and docs[at] == local:
+                        out.add(docnum)
+        return out
+
+    def _share(self, field: str, word: str):
+        reader = self.reader
+        count = reader.doc_count_all()
+        idf = math.log(count / (reader.doc_frequency(field, word) + 1)) + 1
+        avgfl = reader.field_length(field) / (count or 1) or 1
+        boost = FIELD_BOOSTS[field]
+        return lambda tf, fl: idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / avgfl))) * boost
+
+    def _add_holders(self, field: str, value: str, into: set[int]) -> None:
+        """Add the documents whose `field` holds `value` to `into`: from the impact files where there are
+        (a copy of an array), else from Whoosh (~2.4 us a document)."""
+        for segment, offset, stored in self.leaves():
+            if stored is not None:
+                found = stored.get(field, value)
+                if found is not None:
+                    into.update(found.docs if not offset else (offset + d for d in found.docs))
+            elif (field, value) in segment:
+                into.update(offset + d for d in segment.postings(field, value).all_ids())
 
     def alias_terms(self, docnum: int) -> list[frozenset[str]]:
         """The query terms of each of a memory's aliases (split when it was indexed)."""
@@ -136,19 +177,22 @@ class View:
 
     def mask(self, project=None, all_scopes=False, include_inactive=False) -> set[int]:
         """What a search leaves out, as the few documents to drop (superseded, archived, other
-        projects') rather than the many to keep."""
+        projects', and deleted ones an impact file still lists) rather than the many to keep."""
         key = (project, all_scopes, include_inactive)
         if key not in self._masks:
             drop: set[int] = set()
+            for segment, offset, stored in self.leaves():
+                if stored is not None and segment.has_deletions():
+                    drop.update(offset + d for d in segment.deleted_docs_set)
             if not include_inactive:
                 for status in _values(self.reader, "status"):
                     if status != "active":
-                        drop.update(self.documents("status", status))
+                        self._add_holders("status", status, drop)
             if not all_scopes:
                 keep = visible_scopes(project)
                 for scope in _values(self.reader, "scope"):
                     if scope not in keep:
-                        drop.update(self.documents("scope", scope))
+                        self._add_holders("scope", scope, drop)
             self._masks[key] = drop
         return self._masks[key]
 
@@ -164,39 +208,45 @@ def keyword_channel(view: View, words, *, also=(), asked=None, project=None, all
     its rarest). Words in `also` are not searched for, only reported when a
     found memory holds them (recent turns' words: see recall._sharpen), and
     weighed the same way.
+
+    Scores are the sum over every posting of the query's words, as Whoosh's
+    BM25F defines it, but the lists are read best share first and reading
+    stops once the top is certain (topk.py). Summing every posting cost a
+    fresh process 173 ms p50, 482 ms p95 at 100,000 memories; this costs
+    16 and 41 ms, with the same top 50 and scores for all 188 queries
+    (bench/results/keyword-scale-2026-12-01.md). Whoosh's own block-skipping
+    search dropped some top documents above 5,000 (4 of 188 queries at 20,000).
     """
     if not words:
         return []
-    total: dict[int, float] = {}
-    holds: dict[int, int] = {}  # which of `words` each document holds, as bits
-    in_aliases: dict[int, int] = {}  # ... in its aliases (a small field: cheaper to track than the rest)
-    for i, word in enumerate(words):
-        bit = 1 << i
-        for field in FIELD_BOOSTS:
-            docnums, shares = view.postings(field, word)
-            for docnum, share in zip(docnums, shares):
-                total[docnum] = total.get(docnum, 0.0) + share
-                holds[docnum] = holds.get(docnum, 0) | bit
-            if field == "aliases":
-                for docnum in docnums:
-                    in_aliases[docnum] = in_aliases.get(docnum, 0) | bit
+    lists = [(i, field, term) for i, word in enumerate(words) for field in FIELD_BOOSTS
+             if (term := view.term(field, word)).parts]
     masked = view.mask(project, all_scopes, include_inactive)
-    best = heapq.nsmallest(limit, ((-score, docnum) for docnum, score in total.items() if docnum not in masked))
+    best = topk.top([term for _, _, term in lists], masked, limit, view.locate)
     asked = set(words if asked is None else asked) | set(also)
+    docnums = [docnum for docnum, _, _ in best]
+    also_text = {w: view.holding(w, TEXT_FIELDS, docnums) for w in also}
+    also_aliases = {w: view.holding(w, ("aliases",), docnums) for w in also}
     out = []
-    for negative, docnum in best:
-        matched = {w: 1.0 for i, w in enumerate(words) if holds[docnum] >> i & 1}
-        alias_only = [w for i, w in enumerate(words) if in_aliases.get(docnum, 0) >> i & 1
-                      and not _holds(view, w, docnum, TEXT_FIELDS)]
+    for docnum, score, bits in best:
+        in_text = in_aliases = 0  # which of `words` the document holds, as bits
+        for j, (i, field, _) in enumerate(lists):
+            if bits >> j & 1:
+                if field == "aliases":
+                    in_aliases |= 1 << i
+                else:
+                    in_text |= 1 << i
+        matched = {w: 1.0 for i, w in enumerate(words) if (in_text | in_aliases) >> i & 1}
+        alias_only = [w for i, w in enumerate(words) if in_aliases >> i & 1 and not in_text >> i & 1]
         for w in (w for w in also if w not in matched):
-            if _holds(view, w, docnum, TEXT_FIELDS):
+            if docnum in also_text[w]:
                 matched[w] = 1.0
-            elif _holds(view, w, docnum, ("aliases",)):
+            elif docnum in also_aliases[w]:
                 alias_only.append(w)
         if alias_only:
             weights = alias_weights(view.alias_terms(docnum), asked)
             matched.update((w, weights.get(w, 0.0)) for w in alias_only)
-        out.append((view.doc(docnum), -negative, matched))
+        out.append((view.doc(docnum), score, matched))
     return out
 
 
@@ -218,36 +268,6 @@ def alias_weights(phrases: list[frozenset[str]], asked: set[str]) -> dict[str, f
             for word in shared:
                 weights[word] = max(weights.get(word, 0.0), share)
     return weights
-
-
-def _holds(view: View, word: str, docnum: int, fields=tuple(FIELD_BOOSTS)) -> bool:
-    for field in fields:
-        docnums = view.postings(field, word)[0]
-        at = bisect_left(docnums, docnum)
-        if at < len(docnums) and docnums[at] == docnum:
-            return True
-    return False
-
-
-def _scored_postings(reader, field: str, word: str) -> tuple[array, array]:
-    """(document numbers, BM25F shares) of one term; deleted documents are not in the postings.
-    IDF and average length as Whoosh computes them (counts include deleted documents until a merge)."""
-    docnums, shares = array("i"), array("d")
-    if (field, word) not in reader:
-        return docnums, shares
-    count = reader.doc_count_all()
-    idf = math.log(count / (reader.doc_frequency(field, word) + 1)) + 1
-    avgfl = reader.field_length(field) / (count or 1) or 1
-    boost = FIELD_BOOSTS[field]
-    length = reader.doc_field_length
-    postings = reader.postings(field, word)
-    while postings.is_active():
-        docnum, tf = postings.id(), postings.weight()
-        fl = length(docnum, field) or 1
-        docnums.append(docnum)
-        shares.append(idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * fl / avgfl))) * boost)
-        postings.next()
-    return docnums, shares
 
 
 def visible_scopes(project: str | None) -> set[str]:
