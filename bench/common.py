@@ -40,6 +40,21 @@ def use_code(dest: Path) -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join([str(dest), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
+def installed_python(folder: Path) -> str:
+    """An interpreter that starts as one with hafiza installed from a wheel does: a new venv whose only
+    .pth file adds this venv's site-packages (click, Whoosh, numpy...) to the path without running the
+    .pth files there. Of those, the editable install's finder costs about as much again as the
+    interpreter's start (it imports pathlib, re and fnmatch at startup): a cost of developers' checkouts,
+    not of users' installs, and one that would flatter every ratio to `python -c pass`. hafiza itself
+    is imported from PYTHONPATH (`use_code`)."""
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    site = next(folder.glob("lib/python*/site-packages"))
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return str(folder / "bin" / "python")
+
+
 def save(name: str, today: str, report: dict, markdown: str) -> None:
     """Write bench/results/<name>-<today>.json and .md."""
     out = HERE / "results"

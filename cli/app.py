@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from hafiza.vault import __version__
 from hafiza.vault.errors import HafizaError
 
 SETTINGS, VAULTS = "hafiza.settings", "hafiza.vaults"  # keys in click's ctx.meta
@@ -76,7 +77,7 @@ def os_message(exc: OSError) -> str:
 @click.group(cls=HafizaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--vault", "vault_path", type=click.Path(file_okay=False), envvar=None,
               help="Vault folder (default: $HAFIZA_VAULT, then ~/.local/share/hafiza/vault).")
-@click.version_option(package_name="hafiza", message="%(prog)s, version %(version)s")
+@click.version_option(version=__version__, message="%(prog)s, version %(version)s")
 @click.pass_context
 def cli(ctx, vault_path):
     """hafiza: long-term memory for AI coding agents, in a git-backed markdown vault."""

@@ -15,21 +15,13 @@ def main() -> None:
 
         sys.exit(hook_main(sys.argv[2:]))
     if sys.argv[1:] == ["--version"]:  # a script's check that hafiza is there: no click, no command modules
-        print(f"hafiza, version {version()}")
+        from hafiza.vault import __version__
+
+        print(f"hafiza, version {__version__}")
         return
     from .app import cli
 
     cli(prog_name="hafiza")
-
-
-def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("hafiza")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 if __name__ == "__main__":

@@ -89,7 +89,7 @@ def _other_scopes(hits, everywhere) -> None:
 def _search_warm(root, query, mode, options, use_floor):
     """Hits from the warm recall process, or None when it does not run (or lacks the mode)."""
     from hafiza.hooks import wire
-    from hafiza.indexer.search import Hit
+    from hafiza.indexer.hits import Hit
 
     reply = wire.ask(root, {"op": "recall", "query": query, "mode": mode, "floor": "hook" if use_floor else "search",
                             "explain": True, **options})
@@ -145,15 +145,36 @@ def _json_line(data: dict) -> str:
 @click.pass_context
 def show(ctx, memory_id, as_json):
     """Print one memory."""
-    from hafiza.vault import model
     from hafiza.vault.files import read_text
     from hafiza.vault.text import visible
 
-    memory = reading_vault(ctx).get(memory_id)
-    if as_json:
-        emit({**model.to_metadata(memory), "body": memory.body, "path": f"memories/{memory.path.name}"})
-    else:  # escapes (ESC, BEL, U+202E...) in the file are shown, not acted on by the terminal
-        click.echo(visible(read_text(memory.path)), nl=False)
+    text = None if as_json else _own_text(vault_root(ctx), memory_id)
+    if text is None:
+        from hafiza.vault import model
+
+        memory = reading_vault(ctx).get(memory_id)
+        if as_json:
+            emit({**model.to_metadata(memory), "body": memory.body, "path": f"memories/{memory.path.name}"})
+            return
+        text = read_text(memory.path)
+    click.echo(visible(text), nl=False)  # escapes (ESC, BEL, U+202E...) are shown, not acted on by the terminal
+
+
+def _own_text(root, memory_id: str) -> str | None:
+    """The text of memories/ID.md when its header declares that id, which is all `show` prints: no YAML
+    parser is loaded for it (half of the command's time). None sends the vault looking: a file named
+    otherwise, or one it will refuse with a reason (a symbolic link, not UTF-8)."""
+    from hafiza.vault.files import read_text
+    from hafiza.vault.ids import declared_id, is_valid_id
+    from hafiza.vault.paths import MEMORIES
+
+    path = root / MEMORIES / f"{memory_id}.md"
+    if not is_valid_id(memory_id) or declared_id(path) != memory_id:
+        return None
+    try:
+        return read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _catalog(root, **which) -> list[dict]:
@@ -188,11 +209,15 @@ def list_(ctx, type_, status, scope, without_aliases, as_json):
         emit([{**{k: d.get(k) for k in ("id", "title", "type", "scope", "status", "created")},
                "path": f"memories/{d['path']}"} for d in docs])  # as search --json and remember --json say it
         return
-    for d in docs:
-        label = "" if d["status"] == "active" else f" [{d['status']}]"
-        click.echo(f"{d['id']}  ({d['type']}, {d['scope']}){label}  {inline(d['title'])}")
-    if not docs:
+    if docs:  # one write: a click.echo per line cost ~50 ms at 5,000 memories
+        click.echo("\n".join(map(_listed, docs)))
+    else:
         click.echo("no memories", err=True)
+
+
+def _listed(d: dict) -> str:
+    label = "" if d["status"] == "active" else f" [{d['status']}]"
+    return f"{d['id']}  ({d['type']}, {d['scope']}){label}  {inline(d['title'])}"
 
 
 @cli.command()

@@ -30,7 +30,6 @@ from .wire import DAEMON_LOCK, run_dir, socket_path
 IDLE_SECONDS = 30 * 60
 MAX_RSS_MB = 768   # a bound, not a budget: the model is ~30 MB mapped, 5,000 vectors ~10 MB
 TICK = 2.0          # how often an idle process looks at the clock
-WARM_EMBED_LIMIT = 50  # memories the warm process embeds after hand edits (~0.4 s with USE)
 # Without a kernel watch (hooks/watch.py), how often an idle process scans every file for in-place hand
 # edits (~90 ms at 20,000). With one it never scans: the kernel names what changed.
 FULL_SYNC = 5.0
@@ -150,6 +149,14 @@ class Loop:
         if self.watch is not None:
             self.selector.register(self.watch, selectors.EVENT_READ)
         stats["watch"] = self.watch is not None
+        self.embeds = None  # the lock telling writers this process embeds what they write (indexer/refresh.py)
+        if self.watch is not None and recall.embedder is not None:
+            from hafiza.indexer.refresh import WARM_EMBEDDER
+            from hafiza.vault.lock import claim
+            from hafiza.vault.paths import SIDECAR
+
+            (root / SIDECAR / WARM_EMBEDDER).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.embeds = claim(root / SIDECAR / WARM_EMBEDDER)
         self.pending: dict[socket.socket, Pending] = {}  # oldest first
         self.last = self.last_full = time.monotonic()
         self.scan_cost = 0.0
@@ -180,6 +187,8 @@ class Loop:
             self.selector.close()
             if self.watch is not None:
                 self.watch.close()
+            if self.embeds is not None:
+                os.close(self.embeds)
 
     def _timeout(self) -> float:
         tick = min(TICK, max(0.2, self.idle / 2))
@@ -289,11 +298,11 @@ def catch_up(recall, changed=None) -> float:
     if recall.embedder is not None:
         generation = recall.index.open(quick=True).latest_generation()
         if generation != recall.embedded_generation:
-            from hafiza.indexer.refresh import sync_vectors
+            from hafiza.indexer.refresh import WARM_EMBEDS, sync_vectors
 
-            # A few hand edits are embedded here; a whole vault (a new model) waits for `reindex`,
-            # which doctor asks for, rather than holding every hook for minutes.
-            sync_vectors(recall.index, recall.embedder, limit=WARM_EMBED_LIMIT)
+            # A few writes or hand edits are embedded here (50 take ~0.4 s with USE); a whole vault (a new
+            # model) waits for `reindex`, which doctor asks for, rather than holding every hook for minutes.
+            sync_vectors(recall.index, recall.embedder, limit=WARM_EMBEDS)
             recall.embedded_generation = generation
     return time.monotonic() - started
 

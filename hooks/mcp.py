@@ -25,7 +25,7 @@ from hafiza.hooks.render import labels
 from hafiza.indexer.config import Settings
 from hafiza.indexer.config import settings as read_settings
 from hafiza.indexer.recall import MAX_QUERY_CHARS  # a query longer than recall reads is refused, not cut
-from hafiza.vault import episodes, usage
+from hafiza.vault import __version__, episodes, usage
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
 from hafiza.vault.paths import SIDECAR
@@ -450,20 +450,11 @@ def create_server(root: Path, project: str | None = None, log_level: str = "WARN
     """An MCP server over the vault at `root`; `project` is the scope `recall` adds to global by default.
     The server is an edge: without `settings`, it reads them from the process environment."""
     memories = Memories(root, project, settings or read_settings())
-    server = MCPServer("hafiza", instructions=INSTRUCTIONS, log_level=log_level, version=_version())
+    server = MCPServer("hafiza", instructions=INSTRUCTIONS, log_level=log_level, version=__version__)
     for name, method, hints in TOOLS:
         fn = getattr(memories, method)
         server.add_tool(fn, name=name, description=inspect.cleandoc(fn.__doc__), annotations=hints)
     return server
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("hafiza")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "0+unknown"
 
 
 def check_loopback(host: str) -> str:

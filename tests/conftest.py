@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,17 +27,34 @@ def isolated_env(tmp_path, monkeypatch):
     # The real model's cache is kept across tests (it is keyed by package version).
     monkeypatch.setenv("XDG_CACHE_HOME", os.environ.get("HAFIZA_TEST_CACHE", str(ROOT / ".pytest_cache" / "xdg")))
     monkeypatch.setenv("HAFIZA_EMBEDDER", "hash")  # the deterministic embedder; a few tests opt into the model
-    for key, value in {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-                       "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-                       "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / ".gitconfig")}.items():
+    for key, value in git_identity(home).items():
         monkeypatch.setenv(key, value)
     monkeypatch.chdir(tmp_path)
     yield
 
 
+def git_identity(home: Path) -> dict[str, str]:
+    return {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+            "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / ".gitconfig")}
+
+
+@pytest.fixture(scope="session")
+def initialized(tmp_path_factory) -> Path:
+    """A vault `Vault.init` made once per run, for `vault` to copy: init runs ~8 git processes (~0.2 s), and
+    hundreds of tests start from an empty vault. (test_store and test_git test init itself.)"""
+    top = tmp_path_factory.mktemp("initialized")
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in git_identity(top).items():
+            mp.setenv(key, value)
+        return Vault.init(top / "vault").root
+
+
 @pytest.fixture
-def vault(tmp_path) -> Vault:
-    return Vault.init(tmp_path / "vault")
+def vault(tmp_path, initialized) -> Vault:
+    """An empty vault at $HAFIZA_VAULT: a copy of `initialized` (git keeps no absolute path of its own)."""
+    shutil.copytree(initialized, tmp_path / "vault", symlinks=True)
+    return Vault(tmp_path / "vault")
 
 
 def run_cli(*args, input: str | None = None, env: dict | None = None, check: bool = True,

@@ -123,10 +123,19 @@ def test_a_memory_is_updated_in_place_from_the_cli_and_through_mcp(vault):
     assert refused.returncode == 4 and vault.get("lint").title == "Linting"
 
 
-def test_mcp_names_itself_lists_every_tool_in_help_and_creates_a_missing_vault(tmp_path):
-    from hafiza.hooks.mcp import TOOLS, _version
+def test_mcp_names_itself_lists_every_tool_in_help_and_creates_a_missing_vault(tmp_path, vault):
+    from importlib.metadata import version
 
-    assert _version() not in ("", None)
+    import anyio
+    from hafiza.hooks.mcp import TOOLS
+    from test_mcp import inproc
+
+    async def main():
+        async with inproc(vault.root) as client:
+            return client.server_info
+
+    info = anyio.run(main)
+    assert (info.name, info.version) == ("hafiza", version("hafiza"))  # the installed distribution's
     help_text = " ".join(run_cli("mcp", "--help").stdout.split())
     assert all(name in help_text for name, _, _ in TOOLS)
     fresh = tmp_path / "fresh-vault"

@@ -2,7 +2,9 @@
 
 import re
 import unicodedata
+from pathlib import Path
 
+from .files import read_regular
 from .text import SPECIAL_LETTERS
 
 _VALID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")
@@ -42,3 +44,19 @@ def unique_id(base: str, taken) -> str:
     while f"{base}-{n}" in taken:
         n += 1
     return f"{base}-{n}"
+
+
+_ID_LINE = re.compile(r"^id:[ \t]*['\"]?([^'\"\s#]+)", re.MULTILINE)
+
+
+def declared_id(path: Path) -> str | None:
+    """The `id:` in a file's frontmatter, read cheaply (no YAML); None if there is none."""
+    try:
+        head = read_regular(path, head=4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if not head.lstrip().startswith("---"):
+        return None
+    header = head.lstrip()[3:].split("\n---", 1)[0]
+    match = _ID_LINE.search(header)
+    return match.group(1) if match else None

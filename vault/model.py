@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import FrontmatterError
 from .files import NotRegularFile, read_regular, read_text
-from .ids import is_valid_id
+from .ids import declared_id, is_valid_id  # noqa: F401  (declared_id re-exported)
 from .text import first_line  # noqa: F401  (re-exported: where titles come from)
 from .kinds import HALF_LIFE, STATUSES, TYPES  # noqa: F401  (re-exported: the format's vocabulary)
 
@@ -253,22 +253,6 @@ def parse(text: str, path: Path | None = None) -> Memory:
         return from_metadata(dict(meta or {}), body.strip(), path=path)
     except ValueError as exc:
         raise FrontmatterError(path or "<text>", str(exc)) from None
-
-
-_ID_LINE = re.compile(r"^id:[ \t]*['\"]?([^'\"\s#]+)", re.MULTILINE)
-
-
-def declared_id(path: Path) -> str | None:
-    """The `id:` in a file's frontmatter, read cheaply (no YAML); None if there is none."""
-    try:
-        head = read_regular(path, head=4096).decode("utf-8", "replace")
-    except OSError:
-        return None
-    if not head.lstrip().startswith("---"):
-        return None
-    header = head.lstrip()[3:].split("\n---", 1)[0]
-    match = _ID_LINE.search(header)
-    return match.group(1) if match else None
 
 
 def read(path: Path) -> Memory:

@@ -44,6 +44,7 @@ class Vault:
         # misnamed() -> the ids files named otherwise declare, from the index (see `taken`); None: read every header.
         self.misnamed = misnamed
         self._commits = 0
+        self.touched = 0  # memory files the last transaction's commits changed (after_commit may read it)
         self._implicit: set[str] = set()  # commits `transaction` made before the caller's change
         self.memories_dir = self.root / MEMORIES
         self.sidecar = self.root / SIDECAR
@@ -166,7 +167,7 @@ class Vault:
             raise HafizaError("this vault was opened for reading; writers open it with "
                               "hafiza.indexer.refresh.writable, so the index follows every write")
         self.require()
-        self._commits = 0
+        self._commits = self.touched = 0
         with locked(self.lock_path, self.lock_timeout):
             # Commits made on the way in are not what the caller asked for: undo must not pick them.
             self._implicit = set()
@@ -325,8 +326,9 @@ class Vault:
     def _log(self, paths) -> None:
         """Tell readers which memory files a commit changed, so their index catches up by reading only those."""
         prefix = f"{MEMORIES}/"
-        changes.record(self.root, [str(p)[len(prefix):] for p in map(str, paths)
-                                   if p.startswith(prefix) and "/" not in p[len(prefix):]])
+        names = [p[len(prefix):] for p in map(str, paths) if p.startswith(prefix) and "/" not in p[len(prefix):]]
+        self.touched += len(names)
+        changes.record(self.root, names)
 
     def new_memory(self, text: str, *, title=None, type=None, tags=(), scope=None, id=None,
                    aliases=(), supersedes=(), source=None, created=None, taken=None, claims=None) -> Memory:
