@@ -243,3 +243,16 @@ def test_build_writes_small_segments_on_request_and_removes_gone_ones(pruned, tm
     assert all(f is not None for _, _, f in view.leaves())
     assert not _differences(pruned, _queries(random.Random(13), 60))
     assert impact.build(pruned, minimum=1) == []  # nothing left to write
+
+
+def test_doctor_builds_the_files_an_older_index_lacks(pruned):
+    from hafiza.cli.checks import check_index
+
+    root = impact.folder(pruned).parent.parent
+    made = sorted(impact.folder(pruned).glob("*.imp"))
+    for path in made:
+        path.unlink()  # as an index built before impact files existed
+    check = check_index(Vault(root))
+    assert check.level == "ok" and f"built {len(made)} keyword pruning file(s)" in check.summary
+    assert sorted(impact.folder(pruned).glob("*.imp")) == made
+    assert "built" not in check_index(Vault(root)).summary  # once
