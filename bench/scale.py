@@ -237,6 +237,7 @@ def main(argv=None) -> None:
     if args.commit != "worktree":  # other work lands in the tree meanwhile: every process imports a frozen copy
         code = snapshot(args.commit, args.workdir / "code")
         use_code(args.workdir / "code")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # modules compiled once, as installed (see use_code)
     envs = Env(args.workdir, "cache")
     if args.build_only:
         for size in args.sizes:

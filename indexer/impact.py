@@ -99,9 +99,11 @@ def folder(ix) -> Path:
     return Path(ix.storage.folder).parent / FOLDER
 
 
-def segment_id(segment) -> str:
-    """The id of a Whoosh segment reader's segment: random, and never reused for other contents."""
-    return segment.segment().segment_id()
+def segment_id(segment) -> str | None:
+    """The id of a Whoosh segment reader's segment: random, and never reused for other contents. None for
+    the reader of an empty index, which has no segment."""
+    found = segment.segment()
+    return found.segment_id() if found is not None else None
 
 
 def build(ix, minimum: int = MIN_DOCS) -> list[str]:
@@ -117,7 +119,7 @@ def build(ix, minimum: int = MIN_DOCS) -> list[str]:
     reader = ix.reader()
     try:
         leaves = [segment for segment, _ in reader.leaf_readers()]
-        wanted = {segment_id(s): s for s in leaves if s.doc_count_all() >= minimum}
+        wanted = {sid: s for s in leaves if s.doc_count_all() >= minimum and (sid := segment_id(s))}
         where.mkdir(parents=True, exist_ok=True)
         written = []
         for sid, segment in wanted.items():

@@ -91,7 +91,7 @@ class View:
             for segment, offset in self.reader.leaf_readers():
                 sid = impact.segment_id(segment)
                 found = impact.SegmentFile.open(where / f"{sid}.imp", sid, segment.doc_count_all()) \
-                    if segment.doc_count_all() >= impact.MIN_DOCS else None
+                    if sid and segment.doc_count_all() >= impact.MIN_DOCS else None
                 self._leaves.append((segment, offset, found))
             self._offsets = [offset for _, offset, _ in self._leaves]
         return self._leaves

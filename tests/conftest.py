@@ -14,6 +14,12 @@ from hafiza.vault.store import Vault
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# The hafiza processes tests start (thousands) keep their compiled modules, as an installed hafiza's are
+# kept, rather than compiling every module again in each (~80 ms of a `remember`) where the machine sets
+# PYTHONDONTWRITEBYTECODE; under .pytest_cache, not beside the sources.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault("PYTHONPYCACHEPREFIX", str(ROOT / ".pytest_cache" / "pycache"))
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):

@@ -256,3 +256,9 @@ def test_doctor_builds_the_files_an_older_index_lacks(pruned):
     assert check.level == "ok" and f"built {len(made)} keyword pruning file(s)" in check.summary
     assert sorted(impact.folder(pruned).glob("*.imp")) == made
     assert "built" not in check_index(Vault(root)).summary  # once
+
+
+def test_an_empty_index_has_no_segment_and_searches_to_nothing(vault):
+    ix = Index(vault.root, notice=lambda _: None).open()
+    assert impact.build(ix) == []
+    assert keyword_channel(View(ix), ["deploy"]) == []
