@@ -92,16 +92,12 @@ def check_files(vault) -> Check:
 def check_index(vault) -> Check:
     from hafiza.indexer.index import Index
 
-    from hafiza.indexer import impact
-
     index = Index(vault.root, notice=lambda _: None)
     report = index.sync()
-    # An index made before impact files existed gets them here (writes build them only for new segments):
-    # ~3 s at 20,000 memories, once; until then its keyword scoring reads every posting.
-    built = impact.build(index.open())
     parsed = len(vault.load_all()[0])
     count = index.doc_count()
-    note = " (rebuilt)" if report.rebuilt else f" (built {len(built)} keyword pruning file(s))" if built else ""
+    note = (" (rebuilt)" if report.rebuilt else
+            f" (built {report.impact_built} keyword pruning file(s))" if report.impact_built else "")
     if count != parsed:
         return Check("index", "fail", f"index holds {count} memories but {parsed} files parse{note}; "
                      "run `hafiza reindex`")
