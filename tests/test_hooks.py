@@ -618,3 +618,18 @@ def test_a_burst_of_hooks_with_no_warm_process_waits_for_the_one_they_start(fill
         assert wire.ask(filled.root, {"op": "status"})["served"] >= 8  # answered warm, not cold
     finally:
         _stop(filled.root)
+
+
+def test_a_hook_waits_for_a_loading_warm_process_until_its_cold_reserve():
+    import signal
+
+    from hafiza.hooks import entry
+
+    assert entry._warm_wait() == pytest.approx(entry.TIMEOUT_SECONDS - entry.COLD_RESERVE)  # no timer armed
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        assert 0.2 <= entry._warm_wait() <= 1.0 - entry.COLD_RESERVE
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        assert entry._warm_wait() == 0.2  # a moment at least: the process may be about to answer
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
