@@ -169,6 +169,7 @@ def _touch(path) -> None:
 
 
 def _rewrite_in_place(path, data: bytes) -> None:
+    os.chmod(path, 0o600)  # the rows are written read-only; someone set on it makes them writable first
     with open(path, "r+b") as fh:  # same inode: what an editor, a sync tool or `cp` over it does
         fh.truncate(len(data))
         fh.seek(0)
@@ -186,14 +187,14 @@ def _survives_vectors_rewritten_in_place(warm_process, filled):
     count = wire.ask(filled.root, {"op": "status"})["vectors"]
     assert count == 4  # the meaning channel is on and has every memory
     if os.path.exists(f"/proc/{warm_process.pid}/maps"):
-        assert not _mapped(warm_process.pid, VECTORS)
+        assert _mapped(warm_process.pid, VECTORS)  # the rows are the page cache's, not a copy
     original = vectors.read_bytes()
 
-    _rewrite_in_place(vectors, b"")  # under a mapping, the next query's dot product was a SIGBUS
+    _rewrite_in_place(vectors, b"")  # touching the map now would be SIGBUS: the search sees the change first
     _serving(warm_process, filled.root, "truncated")
     _rewrite_in_place(vectors, original[:len(original) // 2])
     _serving(warm_process, filled.root, "halved")
-    assert wire.ask(filled.root, {"op": "status"})["vectors"] == count  # the rows it had read stay in use
+    assert wire.ask(filled.root, {"op": "status"})["vectors"] == 0  # the rows went with the file: keywords alone
 
     _rewrite_in_place(vectors, original[::-1])  # the same size, nothing like rows
     _touch(meta)  # now the process looks again: the rows do not check out, so keywords answer alone
