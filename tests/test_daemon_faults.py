@@ -205,3 +205,32 @@ def _survives_vectors_rewritten_in_place(warm_process, filled):
     _touch(meta)
     assert wire.ask(filled.root, {"op": "status"})["vectors"] == count  # reloaded, the meaning channel is back
     _serving(warm_process, filled.root, "restored")
+
+
+def test_the_memory_cap_is_measured_and_a_process_past_it_says_so(filled, tmp_path):  # noqa: F811
+    # A cap of half what the process holds once loaded: it answers the first hook, then stops, with a line.
+    capped = ("import sys; from pathlib import Path; from hafiza.hooks import daemon; "
+              "from hafiza.indexer.config import settings; daemon.CAP_GROWTH = 0.5; daemon.MIN_CAP_MB = 0; "
+              "sys.exit(daemon.serve(Path(sys.argv[1]), settings()))")
+    with open(tmp_path / "daemon.err", "wb") as errors:
+        proc = subprocess.Popen([sys.executable, "-c", capped, str(filled.root)], env=dict(os.environ),
+                                stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
+    try:
+        assert _wait(lambda: proc.poll() is not None or wire.ask(filled.root, {"op": "ping"}) is not None, 60)
+        status = json.loads((wire.run_dir(filled.root) / "daemon.json").read_text())
+        assert 0 < status["cap_mb"] == round(status["loaded_mb"] * 0.5, 1)
+        proc.wait(timeout=WAIT)  # the ping was its one answer
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    line = (filled.sidecar / "hooks.log").read_text().splitlines()[-1]
+    assert f"warm process {proc.pid} stopping" in line and f"past its cap of {status['cap_mb']:.0f} MB" in line
+
+
+def test_a_warm_process_reports_its_memory_and_cap(warm_process, filled):
+    from hafiza.hooks import daemon
+
+    status = wire.ask(filled.root, {"op": "status"})
+    assert status["cap_mb"] == round(daemon.memory_cap(status["loaded_mb"]), 1) >= daemon.MIN_CAP_MB
+    assert 0 < status["resident_mb"] <= status["rss_mb"] + 1 and status["resident_mb"] < status["cap_mb"]
