@@ -49,7 +49,8 @@ def daemon_status(ctx, as_json):
         return
     up = time.time() - reply["started"]
     click.echo(f"running: pid {reply['pid']}, mode {reply['mode']}, up {up / 60:.1f} min, "
-               f"{reply['served']} requests, peak memory {reply['rss_mb']} MB")
+               f"{reply['served']} requests, memory {reply.get('resident_mb', reply['rss_mb'])} MB "
+               f"(peak {reply['rss_mb']} MB, cap {reply.get('cap_mb', '?')} MB)")
     if reply["mode"] == "hybrid" and not reply.get("vectors"):
         click.echo("no usable vectors: recall is keyword-only until `hafiza reindex`")
 

@@ -119,12 +119,17 @@ def check_vectors(vault, settings) -> Check:
                      "earlier hafiza or another embedder): recall is keyword-only until `hafiza reindex`")
     from hafiza.indexer.refresh import embedding_items
 
-    items = embedding_items(Index(vault.root, notice=lambda _: None))
+    items = [(id_, hash_) for id_, hash_, _ in embedding_items(Index(vault.root, notice=lambda _: None))]
     stale = store.stale(items)
     if stale:
         return Check("vectors", "warn", f"{len(stale)} of {len(items)} memories are new or changed since they were "
                      "embedded (edited by hand?); their meaning search is off or out of date until the next "
                      "write, the warm process's next pass (up to 50), or `hafiza reindex`")
+    if store.upgraded_from is not None:
+        return Check("vectors", "warn", f"{len(items)} memories' vectors are in the float32 format of an earlier "
+                     f"hafiza (format {store.upgraded_from}): they work, converted each time they are loaded; the "
+                     "next write (or the warm process's first pass) stores them as 16-bit rows without embedding "
+                     "again, or `hafiza reindex` rebuilds them now")
     return Check("vectors", "ok", f"{len(items)} memories embedded by {embedder.name} {embedder.version}")
 
 

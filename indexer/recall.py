@@ -136,7 +136,7 @@ class Recall:
             self._vectors = None
             return None
         if stamp != self._vectors_stamp:
-            store = VectorStore(self.index.sidecar)
+            store = VectorStore(self.index.sidecar, notice=self.index.notice)
             e = self.embedder
             self._vectors = store if store.load(e.name, e.version, e.dim) else None
             self._vectors_stamp = stamp

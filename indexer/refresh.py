@@ -7,6 +7,7 @@ still found by keywords.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 from hafiza.vault.lock import is_held
 from hafiza.vault.paths import SIDECAR
@@ -129,18 +130,20 @@ def _sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
     return store.sync(embedder, embedding_items(index), bar, limit)  # the files as they are now, under the lock
 
 
-def embedding_items(index: Index) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(id, content hash, texts) of every memory: what its vectors are made from."""
+def embedding_items(index: Index) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """(id, content hash, texts) of every memory, one at a time: what its vectors are made from.
+
+    A generator, not a list: VectorStore.sync keeps only the texts it embeds, and at 100,000 memories
+    a list of them all was ~200 MB on top of the warm process's peak (bench/vector_memory.py).
+    """
     from hafiza.vault.model import content_hash
 
     from .vectors import embedding_texts
 
-    items = []
     for doc in index.stored():  # not documents(): a list of them all would double the peak memory
         aliases, tags = split_field(doc.get("aliases"), ALIAS_SEPARATOR), split_field(doc.get("tags"))
         texts = embedding_texts(doc["title"], aliases, tags, doc.get("snippet") or "")
-        items.append((doc["id"], content_hash("\x1e".join(texts)), texts))
-    return sorted(items)
+        yield doc["id"], content_hash("\x1e".join(texts)), texts
 
 
 def main(argv: list[str]) -> int:

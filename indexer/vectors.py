@@ -2,39 +2,65 @@
 
 Two files in the vault's `.hafiza/`:
 
-- `vectors.npy`  float32 (rows, dim), read into memory on load; each memory's
-  rows are adjacent;
-- `vectors.json` the embedder (name, version, dim), the row count, a CRC-32
-  of the rows, and per memory its id, the content hash it was embedded from
-  and how many rows it has.
+- `vectors.npy`  (rows, dim) int16, a unit vector's components times 32767 (Q15), mapped
+  read-only on load; each memory's rows are adjacent;
+- `vectors.json` the embedder (name, version, dim), the row count and encoding, a CRC-32 of the
+  rows as stored, and per memory its id, the content hash it was embedded from and how many rows.
 
 A memory scores by its best row (see `embedding_texts` for why there are several).
 
-Both are replaced atomically (temp file + os.replace), the rows first. A
-reader that catches a writer between the two renames, or a crash there,
-sees a CRC that does not match the rows; the reader then re-reads the pair,
-and gives up (returns False: rebuild) only if it never matches. Nothing on
-disk is trusted that does not check out, and everything is rebuildable.
+The rows are what grows with the vault in the warm process (float32 at 512-d: 410 MB at 100,000
+memories, and its sync of a hand edit held three more copies). Mapped, they are the page cache's:
+shared, given back under memory pressure, never a private copy. Loading checks the CRC by reading
+the file and a write reads the rows it keeps, so only a search pages the map in. Q15 halves the
+bytes and kept every cosine within 4e-5 of float32's (bench/recall: the same recall figures);
+float16 does as well, but numpy widens it to float32 ~20x slower than int16 (no SIMD float16 cast
+on x86): scoring 100,000 memories took ~350 ms instead of ~45. Figures:
+bench/results/vector-memory-2026-12-01.md.
+
+Both files are replaced atomically (temp file + os.replace), the rows first; a map of the old
+rows stays valid after the rename. A reader that catches a writer between the two renames, or a
+crash there, sees a CRC that does not match the rows; it then re-reads the pair, and gives up
+(returns False: rebuild) only if it never matches. Nothing on disk is trusted that does not
+check out, and everything is rebuildable.
+
+A file rewritten in place (same inode) is another matter: touching a mapped page past a truncated
+end is SIGBUS, which Python cannot catch (the hardening fault pass killed the warm process that
+way). So the rows are written read-only (as git writes its objects), and each search first checks
+with one fstat (~1 us) that the file under the map has the size and mtime it was loaded with, and
+loads the pair again if not. Left open: a truncation landing inside a search's few milliseconds.
+
+Format 2 (float32 rows) of the same embedder is converted on load, with a notice, into a private
+16-bit copy that the next sync writes as format 3 (and maps from then on).
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
+import weakref
 import zlib
+from itertools import chain
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from hafiza.indexer.embed import Embedder
-from hafiza.vault.files import atomic_write
+from hafiza.vault.files import FILE_MODE, atomic_write
 
 VECTORS = "vectors.npy"
 META = "vectors.json"
 BATCH = 32  # texts per embed() call; also how often progress is reported
-_FORMAT = 2  # 2: several rows per memory
+_FORMAT = 3  # 3: Q15 int16 rows, mapped; 2: float32 rows, read into memory (converted on load)
+_FLOAT32 = 2
+STORED = np.dtype("<i2")  # a row as stored (float16 or float32 also work, with SCALE 1: bench/vector_memory.py)
+SCALE = 32767  # a unit vector's component x is stored as round(x * SCALE)
+CHUNK = 1024  # rows widened to float32 per step of a search: 2 MB at 512-d, never the whole matrix
+_READ_BYTES = 1 << 20  # per read when checking a CRC or copying the rows a write keeps
+_READ_ONLY = FILE_MODE & ~0o222
 _READ_ATTEMPTS = 3  # a concurrent writer renames twice; a fourth mismatch is real damage
 # What a missing, truncated or foreign file raises on the way in (the .npy header reader:
 # ValueError on a short file or a bad header; np.load of background.npy: EOFError on an empty
@@ -47,12 +73,13 @@ Progress = Callable[[int, int], None]
 class VectorStore:
     """The vectors of one vault, for one embedder at a time.
 
-    `ids`, `hashes` and `counts` are per memory; `matrix` has `sum(counts)`
-    rows, a memory's rows starting at `starts[i]`.
+    `ids`, `hashes` and `counts` are per memory; `matrix` (read-only, as stored: see `rows` for
+    float32) has `sum(counts)` rows, a memory's rows starting at `starts[i]`.
     """
 
-    def __init__(self, directory: str | os.PathLike):
+    def __init__(self, directory: str | os.PathLike, notice: Callable[[str], None] | None = None):
         self.dir = Path(directory)
+        self.notice = notice or (lambda _: None)  # what a reader is told (Recall passes the index's)
         self._clear("", "", 0)
 
     def __len__(self) -> int:
@@ -64,15 +91,22 @@ class VectorStore:
         self.hashes: list[str] = []
         self.counts: list[int] = []
         self.starts = np.zeros(0, dtype=np.intp)
-        self.matrix = np.zeros((0, dim), dtype=np.float32)
+        self.matrix = np.zeros((0, dim), dtype=STORED)
         self._index: dict[str, int] = {}
+        self._file: _RowsFile | None = None  # the file under `matrix` when it is mapped
         self._on_disk = False  # whether the files hold exactly this state
+        self.upgraded_from: int | None = None  # the earlier format read by converting it (doctor asks)
 
-    def _set(self, ids: list[str], hashes: list[str], counts: list[int], matrix: np.ndarray) -> None:
-        self.ids, self.hashes, self.counts, self.matrix = ids, hashes, counts, matrix
+    def _set(self, ids: list[str], hashes: list[str], counts: list[int], matrix: np.ndarray,
+             file: _RowsFile | None) -> None:
+        self.ids, self.hashes, self.counts, self.matrix, self._file = ids, hashes, counts, matrix, file
         self.starts = np.cumsum([0, *counts[:-1]], dtype=np.intp) if counts else np.zeros(0, dtype=np.intp)
         self._index = {id_: i for i, id_ in enumerate(ids)}
-        self._on_disk = True
+        self._on_disk = file is not None
+
+    def rows(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """Rows `start:stop` as float32 unit vectors (to within 1.5e-5 a component)."""
+        return self.matrix[start:stop].astype(np.float32) / np.float32(SCALE)
 
     # ------------------------------------------------------------------ load
 
@@ -85,22 +119,40 @@ class VectorStore:
                 meta = json.loads((self.dir / META).read_bytes())
                 if not _meta_matches(meta, embedder_name, version, dim):
                     return False
-                matrix = _read_rows(self.dir / VECTORS, meta["rows"], dim)
+                read = _map_rows if meta["format"] == _FORMAT else _convert_rows
+                found = read(self.dir / VECTORS, meta["rows"], dim, meta["crc32"])
             except DAMAGE:
                 return False  # missing or unreadable: rebuild
-            if _crc(matrix) == meta["crc32"]:
-                self._set(meta["ids"], meta["hashes"], meta["counts"], matrix)
+            if found is not None:
+                self._set(meta["ids"], meta["hashes"], meta["counts"], *found)
+                if meta["format"] != _FORMAT:
+                    self.upgraded_from = meta["format"]
+                    self.notice(f"{self.dir / VECTORS} holds float32 vectors of an earlier hafiza (format "
+                                f"{meta['format']}): read by converting them; the next write stores them as "
+                                f"16-bit rows (format {_FORMAT}) without embedding again")
                 return True
             # rows and json from different writes: a writer is between its two
             # renames (or crashed there); read the pair again
         return False
 
+    def _reload_if_rewritten(self) -> None:
+        """Load the pair again if the mapped file was rewritten in place since it was loaded (an empty store
+        if it no longer checks out), without touching the map."""
+        if self._file is None or self._file.unchanged():
+            return
+        self.notice(f"{self.dir / VECTORS} was rewritten in place (hafiza replaces it instead): reading it again")
+        if not self.load(*self.embedder):
+            self.notice(f"{self.dir / VECTORS} does not check out: meaning search is off until the next write "
+                        "or `hafiza reindex`")
+
     # ------------------------------------------------------------------ sync
 
     def stale(self, items: Iterable[tuple[str, str, object]]) -> list[str]:
         """Ids of `items` (id, content_hash, ...) that have no vectors, or vectors of other content."""
-        return [id_ for id_, hash_, *_ in items
-                if id_ not in self._index or self.hashes[self._index[id_]] != hash_]
+        return [id_ for id_, hash_, *_ in items if self._stale(id_, hash_)]
+
+    def _stale(self, id_: str, hash_: str) -> bool:
+        return id_ not in self._index or self.hashes[self._index[id_]] != hash_
 
     def sync(self, embedder: Embedder, items: Iterable[tuple[str, str, str | Sequence[str]]],
              progress: Progress | None = None, limit: int | None = None) -> tuple[int, int]:
@@ -118,36 +170,68 @@ class VectorStore:
         key = (embedder.name, embedder.version, embedder.dim)
         if self.embedder != key:  # vectors of another embedder are not comparable
             self._clear(*key)
-        wanted = {id_: (hash_, [texts] if isinstance(texts, str) else list(texts))
-                  for id_, hash_, texts in items}
-        stale = set(self.stale((id_, h) for id_, (h, _) in wanted.items()))
+        self._reload_if_rewritten()
+        wanted: set[str] = set()
+        todo: list[tuple[str, str, list[str]]] = []
+        for id_, hash_, texts in items:  # streamed: only the texts to embed are kept (at 100,000 all were 200 MB)
+            if id_ in wanted:
+                continue
+            wanted.add(id_)
+            if self._stale(id_, hash_):
+                todo.append((id_, hash_, [texts] if isinstance(texts, str) else list(texts)))
+        stale = {id_ for id_, _, _ in todo}
         keep = [i for i, id_ in enumerate(self.ids) if id_ in wanted and id_ not in stale]
-        todo = [(id_, h, t) for id_, (h, t) in wanted.items() if id_ in stale]
         if limit is not None and len(todo) > limit:
             return 0, 0
         removed = len(self.ids) - len(keep) - sum(1 for id_, _, _ in todo if id_ in self._index)
         if not todo and len(keep) == len(self.ids) and self._on_disk:
             return 0, 0
         fresh = _embed_all(embedder, [text for _, _, texts in todo for text in texts], progress)
-        kept_rows = [r for i in keep for r in range(self.starts[i], self.starts[i] + self.counts[i])]
-        matrix = np.concatenate([np.asarray(self.matrix[kept_rows]), fresh]) if keep else fresh
         ids = [self.ids[i] for i in keep] + [id_ for id_, _, _ in todo]
         hashes = [self.hashes[i] for i in keep] + [h for _, h, _ in todo]
         counts = [self.counts[i] for i in keep] + [len(t) for _, _, t in todo]
-        self._write(ids, hashes, counts, matrix)
-        self._set(ids, hashes, counts, matrix)
+        matrix, file = self._write(ids, hashes, counts, chain(self._kept(keep), [fresh]))
+        self._set(ids, hashes, counts, matrix, file)
         return len(todo), removed
 
-    def _write(self, ids: list[str], hashes: list[str], counts: list[int], matrix: np.ndarray) -> None:
-        """Rows first, then the json that vouches for them (CRC and count)."""
+    def _kept(self, keep: list[int]) -> Iterator[np.ndarray]:
+        """The stored rows of memories `keep`, in order, a run of adjacent rows at a time."""
+        spans = ((int(self.starts[i]), int(self.starts[i]) + self.counts[i]) for i in keep)
+        step = max(1, _READ_BYTES // (self.embedder[2] * STORED.itemsize or 1))
+        for start, stop in _runs(spans):
+            for at in range(start, stop, step):
+                end = min(stop, at + step)
+                # From the file, not the map: copying through the map would page it all into this process.
+                yield self._file.read(at, end) if self._file is not None else self.matrix[at:end]
+
+    def _write(self, ids: list[str], hashes: list[str], counts: list[int],
+               blocks: Iterable[np.ndarray]) -> tuple[np.ndarray, _RowsFile]:
+        """Rows first, then the json that vouches for them (CRC and count); the rows written, mapped."""
         name, version, dim = self.embedder
+        rows = sum(counts)
         self.dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.dir / VECTORS,
-                      lambda f: np.lib.format.write_array(f, matrix, allow_pickle=False))
-        meta = {"format": _FORMAT, "embedder": name, "version": version, "dim": dim,
-                "rows": len(matrix), "crc32": _crc(matrix), "ids": ids, "hashes": hashes, "counts": counts}
+        wrote = {}
+
+        def write_rows(fh) -> None:
+            np.lib.format.write_array_header_1_0(fh, {"descr": STORED.str, "fortran_order": False,
+                                                      "shape": (rows, dim)})
+            crc = 0
+            for block in blocks:  # streamed: neither the kept rows nor the whole matrix is ever one array
+                data = np.ascontiguousarray(block, dtype=STORED).data
+                crc = zlib.crc32(data, crc)
+                fh.write(data)
+            st = os.fstat(fh.fileno())
+            wrote.update(crc=crc, inode=(st.st_dev, st.st_ino))
+
+        atomic_write(self.dir / VECTORS, write_rows, mode=_READ_ONLY)
+        file = _RowsFile.open(self.dir / VECTORS, rows, dim, STORED)
+        if file.inode != wrote["inode"]:  # sync_vectors' lock keeps writers apart; without it, the json must not lie
+            raise ValueError(f"{VECTORS} was replaced by another writer while this one wrote it")
+        meta = {"format": _FORMAT, "embedder": name, "version": version, "dim": dim, "dtype": STORED.str,
+                "scale": SCALE, "rows": rows, "crc32": wrote["crc"], "ids": ids, "hashes": hashes, "counts": counts}
         data = json.dumps(meta, ensure_ascii=False).encode("utf-8")
         atomic_write(self.dir / META, lambda f: f.write(data))
+        return file.map(), file
 
     # ---------------------------------------------------------------- search
 
@@ -158,8 +242,95 @@ class VectorStore:
         query = _unit(np.asarray(query_vec, dtype=np.float32).reshape(-1))
         if query.shape[0] != self.matrix.shape[1]:
             raise ValueError(f"query has dim {query.shape[0]}, store has {self.matrix.shape[1]}")
-        scores = np.maximum.reduceat(self.matrix @ query, self.starts)  # every row: ~0.3 ms at 5,000 rows
+        self._reload_if_rewritten()
+        if not self.ids:
+            return []
+        scores = np.maximum.reduceat(_scores(self.matrix, query / np.float32(SCALE)), self.starts)
+        np.clip(scores, -1.0, 1.0, out=scores)  # a rounded row can overshoot a cosine of 1 by ~1e-5
         return [(self.ids[i], float(scores[i])) for i in _top_k(scores, k)]
+
+
+class _RowsFile:
+    """An open rows file, checked against its json: what a store maps, reads kept rows from, and
+    looks at (fstat) before each search."""
+
+    def __init__(self, fd: int, rows: int, dim: int, dtype: np.dtype):
+        self.fd, self.rows, self.dim, self.dtype = fd, rows, dim, dtype
+        st = os.fstat(fd)
+        self.inode, self.stamp = (st.st_dev, st.st_ino), (st.st_size, st.st_mtime_ns)
+        with open(fd, "rb", buffering=0, closefd=False) as fh:
+            version = np.lib.format.read_magic(fh)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f"{VECTORS}: .npy format {version} is not one hafiza writes")
+            header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, fortran, found = header(fh)
+            self.offset = fh.tell()
+        size = rows * dim * dtype.itemsize
+        # The header and the file's size first: a header that claims more rows must not make us read them.
+        if shape != (rows, dim) or found != dtype or fortran or st.st_size - self.offset != size:
+            raise ValueError(f"{VECTORS}: shape {shape} {found} in {st.st_size - self.offset} bytes, "
+                             f"expected ({rows}, {dim}) {dtype}")
+        weakref.finalize(self, os.close, fd)  # only now: until here, open() closes it
+
+    @classmethod
+    def open(cls, path: Path, rows: int, dim: int, dtype: np.dtype) -> _RowsFile:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            return cls(fd, rows, dim, dtype)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def unchanged(self) -> bool:
+        st = os.fstat(self.fd)
+        return (st.st_size, st.st_mtime_ns) == self.stamp
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        """Rows `start:stop` read from the file (ValueError if it is shorter now)."""
+        width = self.dim * self.dtype.itemsize
+        data = os.pread(self.fd, (stop - start) * width, self.offset + start * width)
+        if len(data) != (stop - start) * width:
+            raise ValueError(f"{VECTORS}: {len(data)} bytes of rows at row {start}, expected {(stop - start) * width}")
+        return np.frombuffer(data, dtype=self.dtype).reshape(stop - start, self.dim)
+
+    def crc(self) -> int:
+        crc, step = 0, max(1, _READ_BYTES // max(1, self.dim * self.dtype.itemsize))
+        for start in range(0, self.rows, step):
+            crc = zlib.crc32(self.read(start, min(self.rows, start + step)), crc)
+        return crc
+
+    def map(self) -> np.ndarray:
+        """The rows, mapped read-only; the map keeps its own descriptor."""
+        if self.rows == 0:
+            return np.zeros((0, self.dim), dtype=self.dtype)
+        view = mmap.mmap(self.fd, self.offset + self.rows * self.dim * self.dtype.itemsize, access=mmap.ACCESS_READ)
+        return np.frombuffer(view, dtype=self.dtype, count=self.rows * self.dim, offset=self.offset).reshape(
+            self.rows, self.dim)
+
+
+def _map_rows(path: Path, rows: int, dim: int, crc: int) -> tuple[np.ndarray, _RowsFile] | None:
+    """The rows of a format-3 file, mapped once their CRC checks out (read from the file, not through
+    the map); None if it does not."""
+    file = _RowsFile.open(path, rows, dim, STORED)
+    if file.crc() != crc or not file.unchanged():
+        return None
+    return file.map(), file
+
+
+def _convert_rows(path: Path, rows: int, dim: int, crc: int) -> tuple[np.ndarray, None] | None:
+    """The float32 rows of a format-2 file, checked and encoded a block at a time into memory; None if
+    their CRC does not check out."""
+    file = _RowsFile.open(path, rows, dim, np.dtype(np.float32))
+    out = np.empty((rows, dim), dtype=STORED)
+    check = 0
+    for start in range(0, rows, CHUNK):
+        block = file.read(start, min(rows, start + CHUNK))
+        check = zlib.crc32(block, check)
+        out[start:start + len(block)] = _encode(block)
+    if check != crc:
+        return None
+    out.flags.writeable = False
+    return out, None
 
 
 def embedding_texts(title: str, aliases: Iterable[str] = (), tags: Iterable[str] = (),
@@ -201,11 +372,12 @@ def _head(body: str, limit: int) -> str:
 
 
 def _meta_matches(meta, name: str, version: str, dim: int) -> bool:
-    """The json is ours, for this embedder, and internally consistent."""
+    """The json is ours (format 3, or format 2 to convert), for this embedder, and internally consistent."""
     if not isinstance(meta, dict):
         return False
     ids, hashes, counts = meta.get("ids"), meta.get("hashes"), meta.get("counts")
-    return (meta.get("format") == _FORMAT
+    encoded = meta.get("format") == _FORMAT and (meta.get("dtype"), meta.get("scale")) == (STORED.str, SCALE)
+    return ((encoded or meta.get("format") == _FLOAT32)
             and (meta.get("embedder"), meta.get("version"), meta.get("dim")) == (name, version, dim)
             and isinstance(ids, list) and isinstance(hashes, list) and isinstance(counts, list)
             and len(ids) == len(hashes) == len(counts) and len(set(ids)) == len(ids)
@@ -213,48 +385,55 @@ def _meta_matches(meta, name: str, version: str, dim: int) -> bool:
             and isinstance(meta.get("crc32"), int))
 
 
-def _read_rows(path: Path, rows: int, dim: int) -> np.ndarray:
-    """The rows of `vectors.npy`, read into memory; ValueError unless it holds exactly (rows, dim) float32.
-
-    Not memory-mapped: a mapped file that someone truncates or rewrites in place kills the warm
-    process with SIGBUS on its next query (the hardening fault pass did it). Every query scores
-    every row, so a mapping saved no memory once the first query had paged them all in.
-    """
-    with open(path, "rb") as fh:
-        version = np.lib.format.read_magic(fh)
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f"{path.name}: .npy format {version} is not one hafiza writes")
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, fortran, dtype = read_header(fh)
-        size = rows * dim * np.dtype(np.float32).itemsize
-        # The header and the file's size first: a header that claims more rows must not make us allocate them.
-        left = os.fstat(fh.fileno()).st_size - fh.tell()
-        if shape != (rows, dim) or dtype != np.float32 or fortran or left != size:
-            raise ValueError(f"{path.name}: shape {shape} {dtype} in {left} bytes, expected ({rows}, {dim}) float32")
-        data = fh.read(size)
-    if len(data) != size:  # cut short between the size check and the read
-        raise ValueError(f"{path.name}: {len(data)} bytes of rows, expected {size}")
-    return np.frombuffer(data, dtype=np.float32).reshape(rows, dim)
+def _runs(spans: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """(start, stop) spans with adjacent ones joined."""
+    run = None
+    for start, stop in spans:
+        if run is not None and run[1] == start:
+            run = (run[0], stop)
+            continue
+        if run is not None:
+            yield run
+        run = (start, stop)
+    if run is not None:
+        yield run
 
 
-def _crc(matrix: np.ndarray) -> int:
-    # CRC-32 of 5,000 x 512 rows takes ~4 ms (blake2b ~10 ms); it guards
-    # against mismatched pairs and damage, not against an adversary.
-    return zlib.crc32(np.ascontiguousarray(matrix, dtype=np.float32).data)
+def _scores(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """matrix @ query, CHUNK stored rows widened into one float32 buffer at a time: never a float32
+    copy of the whole matrix (at 100,000 memories that copy alone was 410 MB)."""
+    out = np.empty(len(matrix), dtype=np.float32)
+    wide = np.empty((min(CHUNK, len(matrix)), matrix.shape[1]), dtype=np.float32)
+    for start in range(0, len(matrix), CHUNK):
+        part = matrix[start:start + CHUNK]
+        np.copyto(wide[:len(part)], part, casting="unsafe")
+        np.dot(wide[:len(part)], query, out=out[start:start + len(part)])
+    return out
+
+
+def _encode(rows: np.ndarray) -> np.ndarray:
+    """Float rows as stored: made unit length (a zero row stays zero; NaN and inf count as 0, since
+    they would poison every dot product), then rounded to Q15."""
+    rows = np.nan_to_num(np.asarray(rows, dtype=np.float32), nan=0.0, posinf=0.0, neginf=0.0)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    rows = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+    if STORED.kind == "f":
+        return rows.astype(STORED)
+    return np.clip(np.rint(rows * SCALE), -SCALE, SCALE).astype(STORED)
 
 
 def _embed_all(embedder: Embedder, texts: list[str], progress: Progress | None) -> np.ndarray:
-    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    """The rows of `texts`, as stored: a batch is encoded as it comes (a rebuild at 100,000 memories
+    held every row in float32 first, 410 MB)."""
+    out = np.zeros((len(texts), embedder.dim), dtype=STORED)
     for start in range(0, len(texts), BATCH):
         batch = texts[start:start + BATCH]
         vectors = np.asarray(embedder.embed(batch), dtype=np.float32)
         if vectors.shape != (len(batch), embedder.dim):
             raise ValueError(f"{embedder.name} returned {vectors.shape} for {len(batch)} texts")
-        out[start:start + len(batch)] = vectors
+        out[start:start + len(batch)] = _encode(vectors)
         if progress is not None:
             progress(start + len(batch), len(texts))
-    # a NaN row would poison every dot product it takes part in
-    np.nan_to_num(out, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
     return out
 
 

@@ -448,12 +448,43 @@ def test_doctor_on_a_healthy_vault(listed):
 def test_doctor_warns_when_the_vectors_are_of_an_earlier_format(listed):
     run_cli("reindex")
     meta = listed.sidecar / "vectors.json"
-    meta.write_text(meta.read_text().replace('"format": 2', '"format": 1'))
+    meta.write_text(meta.read_text().replace('"format": 3', '"format": 1'))
     check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
     assert check["level"] == "warn" and "hafiza reindex" in check["summary"]
     run_cli("reindex")
     check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
     assert check["level"] == "ok"
+
+
+def test_vectors_of_format_2_work_doctor_says_what_to_do_and_the_next_write_upgrades_them(listed):
+    import zlib
+
+    import numpy as np
+
+    from hafiza.indexer.embed import HashEmbedder
+    from hafiza.indexer.vectors import VECTORS, VectorStore
+
+    run_cli("reindex")
+    e = HashEmbedder()
+    store = VectorStore(listed.sidecar)
+    assert store.load(e.name, e.version, e.dim)
+    rows, meta = store.rows(), json.loads((listed.sidecar / "vectors.json").read_text())
+    del store
+    (listed.sidecar / VECTORS).unlink()  # as hafiza before format 3 wrote them: float32, read into memory
+    np.save(listed.sidecar / VECTORS, rows)
+    meta.update(format=2, crc32=zlib.crc32(rows.tobytes()))
+    del meta["dtype"], meta["scale"]
+    (listed.sidecar / "vectors.json").write_text(json.dumps(meta))
+    check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
+    assert check["level"] == "warn" and "earlier hafiza (format 2)" in check["summary"]
+    assert "next write" in check["summary"] and "hafiza reindex" in check["summary"]
+    out = run_cli("search", "deploy main", "--mode", "meaning", "--json")
+    assert json.loads(out.stdout)[0]["id"] == "deploy" and "Traceback" not in out.stderr
+    assert "format 2" in out.stderr  # said, not hidden
+    run_cli("remember", "Staging is on port 8443.")  # any write stores them as format 3, embedding only its memory
+    assert json.loads((listed.sidecar / "vectors.json").read_text())["format"] == 3
+    check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
+    assert check["level"] == "ok" and check["summary"].startswith("5 memories embedded")
 
 
 def test_a_hand_edit_is_embedded_by_the_warm_process_and_doctor_says_so_until_then(listed):

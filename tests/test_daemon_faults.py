@@ -169,6 +169,7 @@ def _touch(path) -> None:
 
 
 def _rewrite_in_place(path, data: bytes) -> None:
+    os.chmod(path, 0o600)  # the rows are written read-only; someone set on it makes them writable first
     with open(path, "r+b") as fh:  # same inode: what an editor, a sync tool or `cp` over it does
         fh.truncate(len(data))
         fh.seek(0)
@@ -186,14 +187,14 @@ def _survives_vectors_rewritten_in_place(warm_process, filled):
     count = wire.ask(filled.root, {"op": "status"})["vectors"]
     assert count == 4  # the meaning channel is on and has every memory
     if os.path.exists(f"/proc/{warm_process.pid}/maps"):
-        assert not _mapped(warm_process.pid, VECTORS)
+        assert _mapped(warm_process.pid, VECTORS)  # the rows are the page cache's, not a copy
     original = vectors.read_bytes()
 
-    _rewrite_in_place(vectors, b"")  # under a mapping, the next query's dot product was a SIGBUS
+    _rewrite_in_place(vectors, b"")  # touching the map now would be SIGBUS: the search sees the change first
     _serving(warm_process, filled.root, "truncated")
     _rewrite_in_place(vectors, original[:len(original) // 2])
     _serving(warm_process, filled.root, "halved")
-    assert wire.ask(filled.root, {"op": "status"})["vectors"] == count  # the rows it had read stay in use
+    assert wire.ask(filled.root, {"op": "status"})["vectors"] == 0  # the rows went with the file: keywords alone
 
     _rewrite_in_place(vectors, original[::-1])  # the same size, nothing like rows
     _touch(meta)  # now the process looks again: the rows do not check out, so keywords answer alone
@@ -204,3 +205,32 @@ def _survives_vectors_rewritten_in_place(warm_process, filled):
     _touch(meta)
     assert wire.ask(filled.root, {"op": "status"})["vectors"] == count  # reloaded, the meaning channel is back
     _serving(warm_process, filled.root, "restored")
+
+
+def test_the_memory_cap_is_measured_and_a_process_past_it_says_so(filled, tmp_path):  # noqa: F811
+    # A cap of half what the process holds once loaded: it answers the first hook, then stops, with a line.
+    capped = ("import sys; from pathlib import Path; from hafiza.hooks import daemon; "
+              "from hafiza.indexer.config import settings; daemon.CAP_GROWTH = 0.5; daemon.MIN_CAP_MB = 0; "
+              "sys.exit(daemon.serve(Path(sys.argv[1]), settings()))")
+    with open(tmp_path / "daemon.err", "wb") as errors:
+        proc = subprocess.Popen([sys.executable, "-c", capped, str(filled.root)], env=dict(os.environ),
+                                stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
+    try:
+        assert _wait(lambda: proc.poll() is not None or wire.ask(filled.root, {"op": "ping"}) is not None, 60)
+        status = json.loads((wire.run_dir(filled.root) / "daemon.json").read_text())
+        assert 0 < status["cap_mb"] == round(status["loaded_mb"] * 0.5, 1)
+        proc.wait(timeout=WAIT)  # the ping was its one answer
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    line = (filled.sidecar / "hooks.log").read_text().splitlines()[-1]
+    assert f"warm process {proc.pid} stopping" in line and f"past its cap of {status['cap_mb']:.0f} MB" in line
+
+
+def test_a_warm_process_reports_its_memory_and_cap(warm_process, filled):
+    from hafiza.hooks import daemon
+
+    status = wire.ask(filled.root, {"op": "status"})
+    assert status["cap_mb"] == round(daemon.memory_cap(status["loaded_mb"]), 1) >= daemon.MIN_CAP_MB
+    assert 0 < status["resident_mb"] <= status["rss_mb"] + 1 and status["resident_mb"] < status["cap_mb"]

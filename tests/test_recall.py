@@ -293,6 +293,7 @@ def test_a_query_with_nothing_to_embed_finds_nothing_by_meaning(hybrid):
     ("vectors.npy", b""), ("vectors.json", b"[1, 2]"), ("background.npy", b""), ("background.npy.json", b"[]")])
 def test_a_damaged_sidecar_file_costs_the_meaning_channel_only_until_it_is_rebuilt(hybrid, vault, name, data):
     hybrid.search("staging server port", mode="hybrid", all_scopes=True)  # writes the background cache
+    (vault.root / ".hafiza" / name).chmod(0o600)  # vectors.npy is written read-only
     (vault.root / ".hafiza" / name).write_bytes(data)
     out = run_cli("search", "staging server port", "--all-scopes", "--json", env={"HAFIZA_EMBEDDER": "hash"})
     assert json.loads(out.stdout)[0]["id"] == "staging" and "Traceback" not in out.stderr
@@ -352,6 +353,43 @@ def test_a_write_during_another_writers_embedding_is_not_lost(vault):
     a.join(10)
     store = VectorStore(vault.root / ".hafiza")
     assert store.load(slow.name, slow.version, slow.dim) and sorted(store.ids) == ["x", "y"]
+
+
+def test_writers_in_several_processes_leave_each_memory_with_the_rows_of_its_text(vault):
+    # Each writer commits under the vault's writer lock, then syncs the vectors under theirs: rows appended
+    # for new memories, replaced for edited ones, the rest copied. However they interleave, once all are
+    # done every memory has exactly the rows of its current text.
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from hafiza.indexer.index import Index
+    from hafiza.indexer.refresh import embedding_items
+    from hafiza.indexer.vectors import VectorStore
+
+    vault.import_many([{"id": f"m{n}", "text": f"Note {n}: service {n} listens on port {8000 + n}."}
+                       for n in range(8)], source="test")
+    refresh_all(vault.root, embedder=HashEmbedder())
+    cli = [sys.executable, "-m", "hafiza.cli.main"]
+    writers = [[*cli, "remember", f"New note {n}: queue {n} drains every {n + 2} minutes."] for n in range(4)]
+    writers += [[*cli, "edit", f"m{n}", "--text", f"Rewritten {n}: service {n} moved to port {9000 + n}."]
+                for n in (3, 5)]
+    procs = [subprocess.Popen(w, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in writers]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and "Traceback" not in err, err
+    items = list(embedding_items(Index(vault.root)))
+    assert len(items) == 12
+    store = VectorStore(vault.root / ".hafiza")
+    e = HashEmbedder()
+    assert store.load(e.name, e.version, e.dim) and sorted(store.ids) == sorted(i for i, _, _ in items)
+    assert store.stale(items) == []
+    for id_, _, texts in items:
+        at = store.ids.index(id_)
+        rows = store.rows(int(store.starts[at]), int(store.starts[at]) + store.counts[at])
+        assert np.allclose(rows, e.embed(list(texts)), atol=2e-5), id_
+    assert "Rewritten 3" in " ".join(dict((i, t) for i, _, t in items)["m3"])
 
 
 def test_vectors_of_another_embedder_are_not_used_and_search_says_so(hybrid, vault):
