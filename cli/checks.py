@@ -244,13 +244,13 @@ def check_sync(vault) -> Check:
     """What merges from other machines left: an unfinished merge, raw conflict markers (a merge without
     hafiza's driver), memories holding two texts until a person picks, a driver this machine lacks."""
     from hafiza.vault import conflicts
-    from hafiza.vault.sync import conflicted, driver_command
+    from hafiza.vault.sync import MERGED, conflicted, driver_command
 
     git = vault.git
     if git.merging():
         return Check("sync", "fail", "a git merge is under way (a `git pull` stopped on a conflict); `hafiza sync` "
                      "finishes it by hafiza's merge rules, `git merge --abort` drops it")
-    marked = [rel for rel in git.grep(list(conflicts.MARKERS), "memories", "*.jsonl")
+    marked = [rel for rel in git.grep(list(conflicts.MARKERS), *MERGED)
               if conflicts.has_markers((vault.root / rel).read_text(encoding="utf-8", errors="replace"))]
     if marked:
         return Check("sync", "fail", f"{len(marked)} file(s) hold raw conflict markers from a merge without hafiza's "

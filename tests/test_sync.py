@@ -419,3 +419,68 @@ def test_init_from_an_empty_remote_then_sync(tmp_path, remote):
     run_cli("--vault", str(b), "remember", "from an empty start", "--id", "start")
     assert "first push" in run_cli("--vault", str(b), "sync").stdout
     assert "start" in git(remote, "ls-tree", "-r", "--name-only", "main")
+
+
+def test_markers_alone_are_not_a_conflict():
+    assert conflicts.has_markers("a\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n")
+    assert not conflicts.has_markers("git shows\n<<<<<<< HEAD\nwhere it stopped")
+
+
+def test_a_push_that_lost_a_race_is_merged_and_pushed_again(pair, tmp_path, remote):
+    a, b = pair
+    b.remember("pushed while a was pushing", id="racer")
+    a.remember("a's own", id="mine")
+    hook = a.root / ".git" / "hooks" / "pre-push"
+    flag = tmp_path / "raced"
+    hook.write_text(f"#!/bin/sh\n[ -e {flag} ] && exit 0\ntouch {flag}\n"
+                    f"env -u GIT_DIR -u GIT_INDEX_FILE git -C {b.root} push -q origin HEAD:main\n")
+    hook.chmod(0o755)
+    report = sync(a)
+    assert flag.exists() and report.came_in["added"] == ["racer"]
+    assert {"racer", "mine"} <= set(git(remote, "ls-tree", "--name-only", "main", "memories/").replace(
+        "memories/", "").replace(".md", "").split())
+
+
+def test_machines_editing_at_random_converge_and_keep_every_write(tmp_path, remote):
+    """A property in the small: three machines make random changes and sync in random order; at the end all
+    hold the same files, every memory made anywhere is there, every text written is somewhere, and the use
+    counts are the sum of the uses recorded on every machine."""
+    import random
+
+    rng = random.Random(15)
+    first = Vault.init(tmp_path / "m0")
+    first.remember("seed memory", id="seed")
+    set_remote(first, str(remote))
+    sync(first)
+    machines = [first] + [machine(tmp_path, remote, f"m{n}") for n in (1, 2)]
+    made, texts, uses = {"seed"}, {"seed memory"}, 0
+    for step in range(18):
+        vault = rng.choice(machines)
+        ids = sorted(m.id for m in vault.load_all()[0] if m.active)
+        move = rng.choice(("remember", "update", "tag", "use", "use", "sync"))
+        if move == "remember":
+            memory = vault.remember(f"note {step} from {vault.root.name}", id=f"n{step}")
+            made.add(memory.id)
+            texts.add(memory.body)
+        elif move == "update" and ids:
+            text = f"{vault.get(ids[0]).body}\nline {step} from {vault.root.name}"
+            vault.update(ids[0], text)
+            texts.add(f"line {step} from {vault.root.name}")
+        elif move == "tag" and ids:
+            target = rng.choice(ids)
+            _edit(vault, target, tags=[*vault.get(target).tags, f"t{step}"])
+        elif move == "use" and ids:
+            vault.record_use([rng.choice(ids)])
+            uses += 1
+        else:
+            sync(vault)
+    for _ in range(2):
+        for vault in machines:
+            sync(vault)
+    trees = {git(v.root, "rev-parse", "HEAD^{tree}") for v in machines}
+    assert len(trees) == 1
+    memories, errors = machines[0].load_all()
+    assert errors == [] and made <= {m.id for m in memories}
+    everything = _all_text(machines[0])
+    assert all(text in everything for text in texts)
+    assert sum(m.used for m in memories) == uses

@@ -62,8 +62,16 @@ def fences(body: str) -> list[Fence]:
 
 
 def has_markers(text: str) -> bool:
-    """Raw conflict markers of a merge made without hafiza's driver."""
-    return any(line.startswith(MARKERS) for line in text.splitlines())
+    """Raw conflict markers of a merge made without hafiza's driver: `<<<<<<< `, `=======`, `>>>>>>> ` lines
+    in that order (one of them alone is more likely a memory about merges)."""
+    want = iter(("<<<<<<< ", "=======", ">>>>>>> "))
+    step = next(want)
+    for line in text.splitlines():
+        if line.startswith(step) and (step != "=======" or line.rstrip() == step):
+            step = next(want, None)
+            if step is None:
+                return True
+    return False
 
 
 def pick(body: str, keep: str) -> str:

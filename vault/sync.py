@@ -32,6 +32,7 @@ from .paths import MEMORIES
 ATTRIBUTES = ".gitattributes"
 RULES = ("memories/*.md merge=hafiza", "*.jsonl merge=hafiza")  # what the driver merges
 REMOTE, BRANCH = "origin", "main"
+MERGED = (MEMORIES, "*.jsonl", "*.md")  # where a merge without the driver may leave conflict markers
 PUSH_TRIES = 3  # another machine pushed between our fetch and our push: fetch and merge again
 
 
@@ -135,8 +136,8 @@ def sync(vault, remote: str = REMOTE, branch: str = BRANCH) -> Report:
         _tally(git, tip, head, out)
         try:
             _reach(lambda: git.push(remote, f"HEAD:refs/heads/{branch}", upstream=True), remote, url)
-        except HafizaError as exc:
-            if attempt + 1 < PUSH_TRIES and _moved(exc.message):
+        except HafizaError:
+            if attempt + 1 < PUSH_TRIES and _moved(git, remote, branch, tip):
                 continue  # another machine pushed meanwhile: take it in, then push again
             raise
         report.went_out = out
@@ -157,8 +158,12 @@ def _reach(call, remote: str, url: str):
                           "local commits stay and go out with the next `hafiza sync`.") from None
 
 
-def _moved(text: str) -> bool:
-    return any(sign in text for sign in ("rejected", "fetch first", "non-fast-forward"))
+def _moved(git, remote: str, branch: str, tip: str | None) -> bool:
+    """The remote's branch is no longer at `tip` (asked again rather than read from git's wording)."""
+    try:
+        return git.fetch(remote, branch) != tip
+    except GitError:
+        return False
 
 
 def _merge(vault, tip: str | None, remote: str, branch: str, report: Report) -> None:
@@ -231,7 +236,7 @@ def _repair(vault, report: Report) -> None:
     parents, where the file has not changed since; one commit. Others are named for a person."""
     git = vault.git
     fixed = []
-    for rel in git.grep(list(conflicts.MARKERS), MEMORIES, "*.jsonl"):
+    for rel in git.grep(list(conflicts.MARKERS), *MERGED):
         path = vault.root / rel
         current = read_regular(path)
         if not conflicts.has_markers(current.decode("utf-8", "replace")):
