@@ -484,3 +484,10 @@ def test_machines_editing_at_random_converge_and_keep_every_write(tmp_path, remo
     everything = _all_text(machines[0])
     assert all(text in everything for text in texts)
     assert sum(m.used for m in memories) == uses
+
+
+def test_sync_refuses_another_branch_checked_out(pair):
+    a, _ = pair
+    git(a.root, "checkout", "-q", "-b", "experiment")
+    with pytest.raises(HafizaError, match="experiment checked out"):
+        sync(a)

@@ -418,9 +418,19 @@ class GitStore:
         heads = self._run("ls-remote", "--heads", remote, f"refs/heads/{branch}", env=OFFLINE).split()
         if not heads:
             return None
-        self._run("fetch", "--quiet", "--no-tags", remote,
-                  f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}", env=OFFLINE)
-        return self.resolve(f"refs/remotes/{remote}/{branch}")
+        tracking = f"refs/remotes/{remote}/{branch}"
+        try:
+            have = self._run("rev-parse", "--verify", "--quiet", tracking).strip()
+        except GitError:
+            have = None
+        if have != heads[0]:  # else fetched already: one network round trip for a sync with nothing new
+            self._run("fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}", env=OFFLINE)
+        return self.resolve(tracking)
+
+    def current_branch(self) -> str | None:
+        """The checked-out branch's name; None when HEAD is detached."""
+        proc = _git(["symbolic-ref", "--quiet", "--short", "HEAD"], self.root)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
     def merge_base(self, a: str, b: str) -> str | None:
         try:

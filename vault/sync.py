@@ -114,6 +114,9 @@ def sync(vault, remote: str = REMOTE, branch: str = BRANCH) -> Report:
     if url is None:
         raise HafizaError(f"the vault has no remote {remote!r}; `hafiza remote set URL` names one (a bare "
                           "repository, GitHub, GitLab...)", field="remote")
+    if git.current_branch() != branch:
+        raise HafizaError(f"the vault has {git.current_branch() or 'a detached HEAD'} checked out; sync merges and "
+                          f"pushes {branch}: `git -C {vault.root} checkout {branch}` first")
     report = Report(remote, url)
     with vault.transaction(merging=True):
         if git.merging():
