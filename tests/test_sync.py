@@ -491,3 +491,21 @@ def test_sync_refuses_another_branch_checked_out(pair):
     git(a.root, "checkout", "-q", "-b", "experiment")
     with pytest.raises(HafizaError, match="experiment checked out"):
         sync(a)
+
+
+def test_keeping_the_other_text_takes_its_title_and_twins_are_reported_once(pair):
+    a, b = pair
+    a.update("note", "Alpha text from a", title="Alpha text from a")
+    b.update("note", "Beta text from b", title="Beta text from b")
+    a.remember("twin made on a", id="twin")
+    b.remember("twin made on b", id="twin")
+    sync(a)
+    report = sync(b)
+    assert report.came_in == {"added": [], "changed": ["note", "twin"], "superseded": []}
+    assert report.went_out["added"] == ["twin-2"] and any("now twin-2" in n for n in report.notes)
+    memory = b.get("note")
+    assert memory.title == "Beta text from b" and "Alpha text from a" in memory.aliases
+    resolve(b, "note", "theirs")
+    memory = b.get("note")
+    assert (memory.title, memory.body) == ("Alpha text from a", "Alpha text from a")
+    assert b.get("twin").body == "twin made on a" and b.get("twin-2").body == "twin made on b"

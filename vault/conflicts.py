@@ -94,10 +94,3 @@ def pick(body: str, keep: str) -> str:
     if keep == "theirs":
         return theirs
     return f"{mine}\n\n{theirs}".strip("\n")
-
-
-def without(body: str, kind: str) -> str:
-    """`body` with the fences of `kind` taken out."""
-    for f in reversed([f for f in fences(body) if f.kind == kind]):
-        body = body[:f.span[0]] + "\n" + body[f.span[1]:]
-    return body.strip("\n")

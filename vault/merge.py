@@ -139,7 +139,8 @@ def _memory(base: bytes | None, ours: bytes, theirs: bytes, strict: bool) -> Mer
             meta[key] = value
     if lost:  # a title only one side keeps: the other stays findable as an alias
         meta["aliases"] = list(dict.fromkeys([*(meta.get("aliases") or []), *lost]))
-    body, note = _body(b_body, o_body, t_body, strict, str(meta.get("id", "")))
+    # The fence remembers the other title, so keeping the other text (`hafiza resolve --keep theirs`) takes it too.
+    body, note = _body(b_body, o_body, t_body, strict, str(meta.get("id", "")), {"title": lost[0]} if lost else {})
     return Merged(_dump(meta, body), note)
 
 
@@ -208,7 +209,7 @@ def _set(base: list, ours: list, theirs: list) -> list:
     return out
 
 
-def _body(base: str, ours: str, theirs: str, strict: bool, memory_id: str) -> tuple[str, str | None]:
+def _body(base: str, ours: str, theirs: str, strict: bool, memory_id: str, info: dict) -> tuple[str, str | None]:
     """The merged body: one side's change, a clean three-way merge, or both texts (ours, theirs fenced)."""
     from .git import merge_text
 
@@ -224,4 +225,4 @@ def _body(base: str, ours: str, theirs: str, strict: bool, memory_id: str) -> tu
         raise Conflict("both sides changed the body")
     mine, _ = merge_text(o, b, t, favor="ours")
     other, _ = merge_text(o, b, t, favor="theirs")
-    return mine.strip("\n") + conflicts.fence("body", other, memory_id), "both sides changed the same lines: both kept"
+    return mine.strip("\n") + conflicts.fence("body", other, memory_id, **info), "both sides changed the same lines: both kept"

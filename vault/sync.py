@@ -132,7 +132,9 @@ def sync(vault, remote: str = REMOTE, branch: str = BRANCH) -> Report:
             _merge(vault, tip, remote, branch, report)
             _repair(vault, report)  # what came in may hold the markers of a merge made elsewhere without the driver
             head = git.head()
-        _tally(git, before, head, report.came_in)
+        if tip is not None and before is not None:  # what the remote changed, as it now stands here
+            theirs = {p for _, p in git.diff_names(git.merge_base(before, tip), tip, MEMORIES)}
+            _tally(git, before, head, report.came_in, only=theirs)
         if head is None or head == tip:
             break
         out = {"added": [], "changed": [], "superseded": []}
@@ -217,8 +219,8 @@ def _split(vault, paths: list[str]) -> tuple[list[str], list[Path]]:
             memory = model.read(path)
         except FrontmatterError:
             continue
-        twins = [f for f in conflicts.fences(memory.body) if f.kind == "same-id"]
-        for twin in twins:
+        body = memory.body
+        for twin in reversed([f for f in conflicts.fences(body) if f.kind == "same-id"]):
             new_id = unique_id(memory.id, vault.taken_ids() | {p.stem for p in written})
             try:
                 other = model.from_metadata({**dict(twin.info.get("meta") or {}), "id": new_id}, twin.text)
@@ -226,10 +228,11 @@ def _split(vault, paths: list[str]) -> tuple[list[str], list[Path]]:
                 continue  # its header does not validate: the fence stays, doctor lists it
             written.append(vault.memories_dir / f"{new_id}.md")
             atomic_write(written[-1], model.dump(other))
+            body = body[:twin.span[0]] + "\n" + body[twin.span[1]:]
             notes.append(f"{memory.id} was created on two machines with different texts: both kept, the one "
                          f"from this side is now {new_id}")
-        if twins:
-            atomic_write(path, model.dump(memory.evolve(body=conflicts.without(memory.body, "same-id"))))
+        if body != memory.body:
+            atomic_write(path, model.dump(memory.evolve(body=body.strip("\n"))))
             written.append(path)
     return notes, written
 
@@ -267,12 +270,12 @@ def _followed(vault, changes: list[tuple[str, str]]) -> None:
     vault._landed([path for _, path in changes if is_memory(path)])
 
 
-def _tally(git, old: str | None, new: str | None, into: dict[str, list[str]]) -> None:
-    """Memories added, changed and superseded from `old` to `new`, by id, into `into`."""
+def _tally(git, old: str | None, new: str | None, into: dict[str, list[str]], only: set | None = None) -> None:
+    """Memories added, changed and superseded from `old` to `new` (of the paths `only`), by id, into `into`."""
     if new is None or old == new:
         return
     for status, rel in git.diff_names(old, new, MEMORIES):
-        if not is_memory(rel):
+        if not is_memory(rel) or (only is not None and rel not in only):
             continue
         memory_id = Path(rel).stem
         if status == "A":
@@ -323,6 +326,9 @@ def resolve(vault, memory_id: str, keep: str | None = None) -> list[str]:
         done, written = _split(vault, [f"{MEMORIES}/{memory.path.name}"])
         if "body" in kinds:
             memory = vault.get(memory.id)
+            titles = [f.info["title"] for f in conflicts.fences(memory.body) if f.kind == "body" and f.info.get("title")]
+            if keep == "theirs" and titles:  # the other text's title, kept as an alias by the merge
+                memory = memory.evolve(title=titles[-1], aliases=[a for a in memory.aliases if a != titles[-1]])
             memory = memory.evolve(body=conflicts.pick(memory.body, keep), updated=dt.date.today())
             written.append(vault.write_file(memory))
             done.append(f"{memory.id}: kept {'both texts' if keep == 'both' else keep + ' text'}")
