@@ -49,7 +49,8 @@ def reindex(ctx):
 def doctor(ctx, as_json):
     """Check the vault: index against files, unparsable files, vectors, lock, git state, pending usage,
     memories without aliases, Claude Code's MEMORY.md load cliff, installed clients, memories labelled
-    unverified, proposals waiting for review."""
+    unverified, proposals waiting for review, what merges from other machines left (an unfinished merge,
+    conflict markers, memories holding two texts)."""
     from hafiza.cli.checks import run_checks
 
     checks = run_checks(open_vault(ctx), settings_of(ctx))

@@ -509,3 +509,25 @@ def test_keeping_the_other_text_takes_its_title_and_twins_are_reported_once(pair
     memory = b.get("note")
     assert (memory.title, memory.body) == ("Alpha text from a", "Alpha text from a")
     assert b.get("twin").body == "twin made on a" and b.get("twin-2").body == "twin made on b"
+
+
+def test_a_plain_git_pull_goes_through_the_registered_driver(pair):
+    a, b = pair
+    _use(2)(a)
+    a.update("note", "line one from a\nline two\nline three")
+    a.remember("twin made on a", id="twin")
+    sync(a)
+    _use(3)(b)
+    b.fold()
+    b.update("note", "line one\nline two\nline three from b")
+    b.remember("twin made on b", id="twin")
+    proc = subprocess.run(["git", "-C", str(b.root), "pull", "--no-rebase", "--no-edit", "-q", "origin", "main"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr  # no conflict: the driver merged both files
+    assert "twin was created on two machines" in proc.stderr
+    memory = b.get("note")
+    assert (memory.used, memory.body) == (6, "line one from a\nline two\nline three from b")
+    assert conflicted(b) == {"twin": ["same-id"]} and b.get("twin").body.startswith("twin made on a")
+    assert resolve(b, "twin") == ["twin was created on two machines with different texts: both kept, the one "
+                                  "from this side is now twin-2"]
+    assert b.get("twin-2").body == "twin made on b" and conflicted(b) == {}
