@@ -94,6 +94,10 @@ def _archive(vault):
 SCENARIOS = {
     # name: (what A does, what B does, check(memory note, vault, notes))
     "both used it": (_use(2), _use(3), lambda m, v, r: (m.used, m.shown) == (6, 3) and m.last_used == TODAY),
+    "both used it once, the same day": (_use(1), _use(1), lambda m, v, r: m.used == 3),  # the same bytes twice
+    "both used it once and tagged it alike": (
+        lambda v: (_use(1)(v), _edit(v, "note", tags=["a", "b", "z"])),
+        lambda v: (_use(1)(v), _edit(v, "note", tags=["a", "b", "z"])), lambda m, v, r: m.used == 3),
     "one superseded, the other edited": (
         _supersede, lambda v: v.update("note", "line one\nline two edited on b\nline three"),
         lambda m, v, r: m.status == "superseded" and m.superseded_by == "newer" and "edited on b" in m.body),

@@ -442,11 +442,19 @@ class GitStore:
         """A merge is under way: git stopped on a conflict, or a merge was left unfinished."""
         return (self.git_dir / "MERGE_HEAD").exists()
 
-    def merge_start(self, rev: str) -> None:
-        """Merge `rev` into the work tree and index without committing; conflicts stay for `unmerged`."""
+    def merge_bases(self, a: str, b: str) -> list[str]:
+        try:
+            return self._run("merge-base", "--all", a, b).split()
+        except GitError:
+            return []
+
+    def merge_start(self, rev: str, driver: str | None = None) -> None:
+        """Merge `rev` into the work tree and index without committing; conflicts stay for `unmerged`.
+        `driver` replaces the hafiza merge driver's command for this merge only."""
+        config = ("-c", f"merge.hafiza.driver={driver}") if driver else ()
         try:
             # Unrelated histories too: two machines that each started a vault, then shared one remote.
-            self._run("merge", "--no-commit", "--no-ff", "--no-edit", "--quiet", "--allow-unrelated-histories", rev)
+            self._run(*config, "merge", "--no-commit", "--no-ff", "--no-edit", "--quiet", "--allow-unrelated-histories", rev)
         except GitError as exc:
             if not self.merging():  # it did not even start (a file in the way): nothing to finish
                 raise exc from None

@@ -83,6 +83,15 @@ def reconcile(path: str, base: bytes | None, ours: bytes | None, theirs: bytes |
     return _text(ours, base or b"", theirs)
 
 
+def twice(base: bytes, same: bytes) -> bytes:
+    """A memory both sides changed to the same bytes since the ancestor (git takes such a file without asking
+    the driver): the same change made twice, so its counters hold both increments."""
+    try:
+        return _memory(base, same, same, strict=False).data
+    except Conflict:
+        return same
+
+
 def is_memory(path: str) -> bool:
     return path.startswith("memories/") and path.endswith(".md") and path.count("/") == 1
 
@@ -173,12 +182,12 @@ def _status_side(base: dict, ours: dict, theirs: dict) -> dict | None:
 
 
 def _field(key: str, base, ours, theirs, strict: bool, sides: tuple[dict, dict], lost: list):
+    if key in COUNTERS:  # before the equality test: both sides used it once (3 -> 4 each) is 5, not 4
+        return max(0, _num(ours) + _num(theirs) - _num(base))
     if ours == theirs or theirs == base:
         return ours
     if ours == base:
         return theirs
-    if key in COUNTERS:
-        return max(0, _num(ours) + _num(theirs) - _num(base))
     if key in LATEST:
         return max((v for v in (ours, theirs) if v is not None), key=str)
     if key in SETS:
