@@ -32,7 +32,8 @@ def remote(tmp_path):
 def machine(tmp_path, remote, name: str) -> Vault:
     """A second machine, started from the remote as `hafiza init --from` does."""
     clone(str(remote), tmp_path / name)
-    return Vault.init(tmp_path / name)
+    # Its own actor: two machines' commits of the same change in the same second would otherwise be one commit.
+    return Vault.init(tmp_path / name, actor=f"cli-{name}")
 
 
 @pytest.fixture
@@ -535,3 +536,12 @@ def test_a_plain_git_pull_goes_through_the_registered_driver(pair):
     assert resolve(b, "twin") == ["twin was created on two machines with different texts: both kept, the one "
                                   "from this side is now twin-2"]
     assert b.get("twin-2").body == "twin made on b" and conflicted(b) == {}
+
+
+def test_search_sees_both_texts_of_a_conflict_but_not_its_fence():
+    from hafiza.indexer.index import document
+
+    memory = model.Memory(id="m", title="T", body="kept here\n" + conflicts.fence("body", "kept there", "m"))
+    fields = document(memory, "digest")
+    assert "kept here" in fields["body"] and "kept there" in fields["body"]
+    assert conflicts.START not in fields["body"] + fields["snippet"] and "machines" not in fields["body"]

@@ -94,3 +94,11 @@ def pick(body: str, keep: str) -> str:
     if keep == "theirs":
         return theirs
     return f"{mine}\n\n{theirs}".strip("\n")
+
+
+def readable(body: str) -> str:
+    """`body` with the fences' comment lines left out and both texts kept: what search indexes and recall
+    shows (the fence's JSON would otherwise match prompts about machines and merges)."""
+    if START not in body:
+        return body
+    return "\n".join(line for line in body.split("\n") if not line.startswith((START, END)))

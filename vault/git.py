@@ -469,9 +469,26 @@ class GitStore:
         out = self._run("diff", "--name-only", "-z", "--diff-filter=U")
         return sorted({p for p in out.split("\0") if p})
 
-    def stage_blob(self, stage: int, path: str) -> bytes | None:
-        """A conflicted file as the ancestor (1), our side (2) or theirs (3) has it; None when that side lacks it."""
-        return self.blob(f":{stage}", path)
+    def blobs(self, specs: list[str]) -> list[bytes | None]:
+        """The bytes of each `rev:path` (or `:stage:path`) in `specs`, None where there is no such file; one
+        git process for all of them (a sync reads hundreds)."""
+        if not specs:
+            return []
+        if any("\n" in spec for spec in specs):
+            raise GitError("a path with a newline cannot be read in a batch")
+        out = self._exec(("cat-file", "--batch"), None, "".join(f"{spec}\n" for spec in specs).encode("utf-8"))
+        found, at = [], 0
+        for _ in specs:
+            end = out.index(b"\n", at)
+            header = out[at:end].split()
+            if len(header) == 3 and header[1] == b"blob":
+                size = int(header[2])
+                found.append(out[end + 1:end + 1 + size])
+                at = end + 2 + size
+            else:  # `<spec> missing`, or not a blob
+                found.append(None)
+                at = end + 1
+        return found
 
     def commit_merge(self, msg: str) -> str:
         """Commit the merge under way (all of the index), hooks skipped; the new sha."""

@@ -203,9 +203,10 @@ def _twice(vault, base: str, ours: str, theirs: str) -> None:
     mine = {p for _, p in git.diff_names(base, ours, MEMORIES) if is_memory(p)}
     same = [p for _, p in git.diff_names(base, theirs, MEMORIES) if p in mine]
     fixed = []
-    for rel in same:
-        data, old = git.blob(ours, rel), git.blob(base, rel)
-        if data is not None and old is not None and data == git.blob(theirs, rel):
+    found = git.blobs([f"{rev}:{rel}" for rel in same for rev in (base, ours, theirs)])
+    for n, rel in enumerate(same):
+        old, data, other = found[3 * n:3 * n + 3]
+        if data is not None and old is not None and data == other:
             merged = twice(old, data)
             if merged != data:
                 atomic_write(vault.root / rel, merged)
@@ -218,8 +219,10 @@ def _finish(vault, report: Report, subject: str, before: str | None = None) -> N
     git = vault.git
     notes = []
     settled = []
-    for rel in git.unmerged():
-        found = reconcile(rel, git.stage_blob(1, rel), git.stage_blob(2, rel), git.stage_blob(3, rel))
+    unmerged = git.unmerged()
+    stages = git.blobs([f":{n}:{rel}" for rel in unmerged for n in (1, 2, 3)])
+    for n, rel in enumerate(unmerged):
+        found = reconcile(rel, *stages[3 * n:3 * n + 3])
         atomic_write(vault.root / rel, found.data or b"")
         settled.append(rel)
         if found.note:
@@ -297,14 +300,17 @@ def _tally(git, old: str | None, new: str | None, into: dict[str, list[str]], on
     """Memories added, changed and superseded from `old` to `new` (of the paths `only`), by id, into `into`."""
     if new is None or old == new:
         return
-    for status, rel in git.diff_names(old, new, MEMORIES):
-        if not is_memory(rel) or (only is not None and rel not in only):
-            continue
+    changed = [(status, rel) for status, rel in git.diff_names(old, new, MEMORIES)
+               if is_memory(rel) and (only is None or rel in only) and status in "AM"]
+    modified = [rel for status, rel in changed if status == "M"]
+    data = git.blobs([f"{rev}:{rel}" for rel in modified for rev in (old, new)])
+    found = {rel: (data[2 * n], data[2 * n + 1]) for n, rel in enumerate(modified)}
+    for status, rel in changed:
         memory_id = Path(rel).stem
         if status == "A":
             into["added"].append(memory_id)
-        elif status == "M":
-            was, now = _status(git.blob(old, rel)), _status(git.blob(new, rel))
+        else:
+            was, now = (_status(data) for data in found[rel])
             key = "superseded" if now == "superseded" and was != "superseded" else "changed"
             into[key].append(memory_id)
     for key in into:
