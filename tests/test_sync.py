@@ -333,10 +333,15 @@ def test_reconcile_never_leaves_markers_and_keeps_both_sides_of_a_text_file():
 
 def test_a_plain_git_pull_that_stopped_is_finished_by_sync(pair, tmp_path):
     a, b = pair
+    a.remember("used once on each machine", id="other")
+    sync(a), sync(b)
     git(b.root, "config", "--remove-section", "merge.hafiza")  # as if this clone never ran hafiza
     a.update("note", "line one from a\nline two\nline three")
     _use(2)(a)
+    a.record_use(["other"])
     sync(a)
+    b.record_use(["other"])
+    b.fold()
     b.update("note", "line one\nline two\nline three b")
     _edit(b, "note", shown=7)
     proc = subprocess.run(["git", "-C", str(b.root), "pull", "--no-rebase", "-q", "origin", "main"],
@@ -348,6 +353,7 @@ def test_a_plain_git_pull_that_stopped_is_finished_by_sync(pair, tmp_path):
     memory = b.get("note")
     assert memory.body == "line one from a\nline two\nline three b" and memory.shown == 7 and memory.used == 3
     assert not b.git.merging() and len(git(b.root, "log", "-1", "--format=%P").split()) == 2
+    assert b.get("other").used == 2  # the same bytes on both sides, which git took without a conflict
     assert report.pushed
 
 

@@ -120,6 +120,8 @@ def sync(vault, remote: str = REMOTE, branch: str = BRANCH) -> Report:
     report = Report(remote, url)
     with vault.transaction(merging=True):
         if git.merging():
+            theirs, head = git.resolve("MERGE_HEAD"), git.head()
+            _twice(vault, git.merge_bases(head, theirs), head, theirs)
             _finish(vault, report, "finish the merge a `git pull` left open")
         if prepare(vault.root, git):
             vault.commit([vault.root / ATTRIBUTES], "set up sync (merge driver)", "sync-setup")
@@ -187,8 +189,7 @@ def _merge(vault, tip: str | None, remote: str, branch: str, report: Report) -> 
         # `_finish`, merged in this process (a driver process per file cost 0.1-0.3 s each). Several (criss-cross
         # histories): git builds a virtual ancestor by merging them, which needs the driver itself.
         git.merge_start(tip, driver="false" if len(bases) == 1 else None)
-        if len(bases) == 1:
-            _twice(vault, bases[0], head, tip)
+        _twice(vault, bases, head, tip)
         _finish(vault, report, f"sync: merge {remote}/{branch}", before=head)
     except BaseException:
         if git.merging():
@@ -196,10 +197,13 @@ def _merge(vault, tip: str | None, remote: str, branch: str, report: Report) -> 
         raise
 
 
-def _twice(vault, base: str, ours: str, theirs: str) -> None:
+def _twice(vault, bases: list[str], ours: str, theirs: str) -> None:
     """Memories both sides changed to the same bytes (both used one once, the same day): git took them as
-    they are, which would count one side's uses only; they get both increments (staged)."""
-    git = vault.git
+    they are, which would count one side's uses only; they get both increments (staged). Only with one
+    merge base: then whatever both sides changed since it, they changed independently."""
+    if len(bases) != 1:
+        return
+    git, base = vault.git, bases[0]
     mine = {p for _, p in git.diff_names(base, ours, MEMORIES) if is_memory(p)}
     same = [p for _, p in git.diff_names(base, theirs, MEMORIES) if p in mine]
     fixed = []
