@@ -248,6 +248,13 @@ def test_an_unreachable_remote_is_one_clear_error_and_nothing_is_lost(tmp_path):
 def test_no_remote_says_how_to_set_one(vault):
     with pytest.raises(HafizaError, match="hafiza remote set URL"):
         sync(vault)
+    with pytest.raises(HafizaError, match="not a remote URL"):
+        set_remote(vault, "--upload-pack=touch pwned")
+    with pytest.raises(HafizaError, match="not a remote's name"):
+        set_remote(vault, "/tmp/x.git", "-v")
+    with pytest.raises(HafizaError, match="not a remote's name"):
+        sync(vault, "--upload-pack=touch pwned")
+    assert not (vault.root / "pwned").exists() and vault.git.remote_url("origin") is None
 
 
 def test_two_vaults_started_apart_join_one_remote(tmp_path, remote):

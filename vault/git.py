@@ -427,6 +427,10 @@ class GitStore:
             self._run("fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}", env=OFFLINE)
         return self.resolve(tracking)
 
+    def set_head(self, branch: str) -> None:
+        """Check out `branch` before it has a commit (a clone of an empty remote names whatever it guessed)."""
+        self._run("symbolic-ref", "HEAD", f"refs/heads/{branch}")
+
     def current_branch(self) -> str | None:
         """The checked-out branch's name; None when HEAD is detached."""
         proc = _git(["symbolic-ref", "--quiet", "--short", "HEAD"], self.root)

@@ -103,7 +103,7 @@ def clone(url: str, root: Path) -> Path:
     store = GitStore.clone(url, root)
     root.chmod(0o700)
     if store.head() is None:  # an empty remote: the vault's first commit goes out with the first sync
-        store._run("symbolic-ref", "HEAD", f"refs/heads/{BRANCH}")
+        store.set_head(BRANCH)
     return root
 
 
