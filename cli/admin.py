@@ -10,12 +10,22 @@ from .app import cli, emit, open_vault, progress_factory, settings_of
 
 
 @cli.command()
+@click.option("--from", "url", metavar="URL", help="Start from an existing vault's remote: clone it, register the "
+                                                  "merge driver, build the index.")
 @click.pass_context
-def init(ctx):
+def init(ctx, url):
     """Create a vault (a git repository with memories/) at the vault path. Safe to repeat."""
+    from hafiza.indexer.config import embedder
+    from hafiza.indexer.refresh import rebuild_all
     from hafiza.vault.store import Vault
+    from hafiza.vault.sync import clone
 
+    if url:
+        clone(url, ctx.obj)
     vault = Vault.init(ctx.obj)
+    if url:
+        report = rebuild_all(vault.root, progress=progress_factory(), embedder=embedder(settings_of(ctx)))
+        click.echo(f"cloned {url}: {report.added} memories indexed")
     click.echo(f"vault ready at {vault.root}")
 
 
@@ -39,7 +49,8 @@ def reindex(ctx):
 def doctor(ctx, as_json):
     """Check the vault: index against files, unparsable files, vectors, lock, git state, pending usage,
     memories without aliases, Claude Code's MEMORY.md load cliff, installed clients, memories labelled
-    unverified, proposals waiting for review."""
+    unverified, proposals waiting for review, what merges from other machines left (an unfinished merge,
+    conflict markers, memories holding two texts)."""
     from hafiza.cli.checks import run_checks
 
     checks = run_checks(open_vault(ctx), settings_of(ctx))

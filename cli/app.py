@@ -27,6 +27,7 @@ COMMANDS = {
     "read": ("list", "log", "search", "show", "stats"),
     "serve": ("mcp",),
     "setup": ("install", "uninstall"),
+    "sync": ("remote", "resolve", "sync"),
     "verify": ("verify",),
     "write": ("alias", "edit", "fold", "forget", "import", "remember", "restore", "supersede", "undo", "used"),
 }

@@ -20,7 +20,7 @@ def run_checks(vault, settings) -> list[Check]:
     checks.append(check_vectors(vault, settings))
     return checks + [check(vault) for check in (check_lock, check_git, check_interrupted, check_links, check_private,
                                                 check_usage, check_aliases, check_claude_memory, check_clients,
-                                                check_labels, check_review)]
+                                                check_labels, check_review, check_sync)]
 
 
 def check_labels(vault) -> Check:
@@ -244,3 +244,29 @@ def check_claude_memory(vault) -> Check:
         return Check("claude-code memory", "warn", f"{over} MEMORY.md file(s) are past Claude Code's load limit; "
                      "`hafiza import claude-code` keeps every line", details)
     return Check("claude-code memory", "ok", f"{len(dirs)} MEMORY.md file(s) within the load limit", details)
+
+
+def check_sync(vault) -> Check:
+    """What merges from other machines left: an unfinished merge, raw conflict markers (a merge without
+    hafiza's driver), memories holding two texts until a person picks, a driver this machine lacks."""
+    from hafiza.vault import conflicts
+    from hafiza.vault.sync import MERGED, conflicted, driver_command
+
+    git = vault.git
+    if git.merging():
+        return Check("sync", "fail", "a git merge is under way (a `git pull` stopped on a conflict); `hafiza sync` "
+                     "finishes it by hafiza's merge rules, `git merge --abort` drops it")
+    marked = [rel for rel in git.grep(list(conflicts.MARKERS), *MERGED)
+              if conflicts.has_markers((vault.root / rel).read_text(encoding="utf-8", errors="replace"))]
+    if marked:
+        return Check("sync", "fail", f"{len(marked)} file(s) hold raw conflict markers from a merge without hafiza's "
+                     "driver; `hafiza sync` merges them again by its rules", marked)
+    twins = conflicted(vault)
+    if twins:
+        return Check("sync", "warn", f"{len(twins)} memory(ies) hold two texts from a merge; `hafiza resolve ID "
+                     "--keep ours|theirs|both` picks", [f"{i}: {', '.join(k)}" for i, k in sorted(twins.items())])
+    url = git.remote_url("origin")
+    if url and git.config("merge.hafiza", "driver") != driver_command():
+        return Check("sync", "warn", "this machine has not registered hafiza's merge driver (or it names another "
+                     "interpreter); `hafiza sync` registers it")
+    return Check("sync", "ok", f"remote origin: {url}" if url else "no remote (`hafiza remote set URL`)")

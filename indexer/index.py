@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hafiza.vault import changes
+from hafiza.vault.conflicts import readable
 from hafiza.vault.files import NotRegularFile, atomic_write, read_text
 from hafiza.vault.lock import is_held, locked, try_locked
 from hafiza.vault.paths import MEMORIES, SIDECAR, WRITE_LOCK
@@ -451,6 +452,7 @@ def document(memory, digest: str) -> dict:
     from .search import query_terms
 
     made_up = memory.title == first_line(memory.body)
+    body = readable(memory.body)  # both texts of a merge conflict, without its fence lines
     return {
         "id": memory.id,
         "title": "" if made_up else memory.title,
@@ -458,7 +460,7 @@ def document(memory, digest: str) -> dict:
         "aliases": ALIAS_SEPARATOR.join(memory.aliases),
         "alias_terms": [terms for terms in map(query_terms, memory.aliases) if terms],
         "tags": TAG_SEPARATOR.join(memory.tags),
-        "body": memory.body,
+        "body": body,
         "type": memory.type,
         "scope": memory.scope,
         "status": memory.status,
@@ -468,7 +470,7 @@ def document(memory, digest: str) -> dict:
         "shown": memory.shown,
         "used": memory.used,
         "half_life": memory.half_life,
-        "snippet": memory.body[:SNIPPET_CHARS],
+        "snippet": body[:SNIPPET_CHARS],
         "path": memory.path.name if memory.path else f"{memory.id}.md",
         "supersedes": memory.supersedes,
         "superseded_by": memory.superseded_by,

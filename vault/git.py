@@ -401,8 +401,148 @@ class GitStore:
         except GitError:
             return None
 
-    def push(self, remote: str, refspec: str) -> None:
-        self._run("push", "--quiet", remote, refspec)
+    def push(self, remote: str, refspec: str, upstream: bool = False) -> None:
+        self._run("push", "--quiet", *(["--set-upstream"] if upstream else []), remote, refspec, env=OFFLINE)
+
+    # ---- sync: remotes and merges (vault/sync.py)
+
+    def set_config(self, key: str, value: str) -> None:
+        self._run("config", "--local", key, value)
+
+    def set_remote(self, name: str, url: str) -> None:
+        self._run("remote", "set-url" if self.remote_url(name) else "add", name, url)
+
+    def fetch(self, remote: str, branch: str) -> str | None:
+        """Fetch `branch` of `remote` into refs/remotes/; its tip, or None when the remote has no such branch
+        (an empty remote). GitError when the remote cannot be reached."""
+        heads = self._run("ls-remote", "--heads", remote, f"refs/heads/{branch}", env=OFFLINE).split()
+        if not heads:
+            return None
+        tracking = f"refs/remotes/{remote}/{branch}"
+        try:
+            have = self._run("rev-parse", "--verify", "--quiet", tracking).strip()
+        except GitError:
+            have = None
+        if have != heads[0]:  # else fetched already: one network round trip for a sync with nothing new
+            self._run("fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}", env=OFFLINE)
+        return self.resolve(tracking)
+
+    def set_head(self, branch: str) -> None:
+        """Check out `branch` before it has a commit (a clone of an empty remote names whatever it guessed)."""
+        self._run("symbolic-ref", "HEAD", f"refs/heads/{branch}")
+
+    def current_branch(self) -> str | None:
+        """The checked-out branch's name; None when HEAD is detached."""
+        proc = _git(["symbolic-ref", "--quiet", "--short", "HEAD"], self.root)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        try:
+            return self._run("merge-base", a, b).strip() or None
+        except GitError:
+            return None
+
+    def merging(self) -> bool:
+        """A merge is under way: git stopped on a conflict, or a merge was left unfinished."""
+        return (self.git_dir / "MERGE_HEAD").exists()
+
+    def merge_bases(self, a: str, b: str) -> list[str]:
+        try:
+            return self._run("merge-base", "--all", a, b).split()
+        except GitError:
+            return []
+
+    def merge_start(self, rev: str, driver: str | None = None) -> None:
+        """Merge `rev` into the work tree and index without committing; conflicts stay for `unmerged`.
+        `driver` replaces the hafiza merge driver's command for this merge only."""
+        config = ("-c", f"merge.hafiza.driver={driver}") if driver else ()
+        try:
+            # Unrelated histories too: two machines that each started a vault, then shared one remote.
+            self._run(*config, "merge", "--no-commit", "--no-ff", "--no-edit", "--quiet", "--allow-unrelated-histories", rev)
+        except GitError as exc:
+            if not self.merging():  # it did not even start (a file in the way): nothing to finish
+                raise exc from None
+
+    def merge_abort(self) -> None:
+        self._run("merge", "--abort")
+
+    def fast_forward(self, rev: str) -> None:
+        self._run("merge", "--ff-only", "--quiet", rev)
+
+    def unmerged(self) -> list[str]:
+        out = self._run("diff", "--name-only", "-z", "--diff-filter=U")
+        return sorted({p for p in out.split("\0") if p})
+
+    def blobs(self, specs: list[str]) -> list[bytes | None]:
+        """The bytes of each `rev:path` (or `:stage:path`) in `specs`, None where there is no such file; one
+        git process for all of them (a sync reads hundreds)."""
+        if not specs:
+            return []
+        if any("\n" in spec for spec in specs):
+            raise GitError("a path with a newline cannot be read in a batch")
+        out = self._exec(("cat-file", "--batch"), None, "".join(f"{spec}\n" for spec in specs).encode("utf-8"))
+        found, at = [], 0
+        for _ in specs:
+            end = out.index(b"\n", at)
+            header = out[at:end].split()
+            if len(header) == 3 and header[1] == b"blob":
+                size = int(header[2])
+                found.append(out[end + 1:end + 1 + size])
+                at = end + 2 + size
+            else:  # `<spec> missing`, or not a blob
+                found.append(None)
+                at = end + 1
+        return found
+
+    def commit_merge(self, msg: str) -> str:
+        """Commit the merge under way (all of the index), hooks skipped; the new sha."""
+        self._exec(("commit", "--quiet", "--no-verify", "-F", "-"), None, msg.encode("utf-8"))
+        return self.head()
+
+    def diff_names(self, old: str | None, new: str, folder: str) -> list[tuple[str, str]]:
+        """(status letter, path) of files under `folder` that differ from `old` (all of them without one) to `new`."""
+        if old is None:
+            out = self._run("ls-tree", "-r", "-z", "--name-only", new, "--", folder)
+            return [("A", p) for p in out.split("\0") if p]
+        out = self._run("diff", "--name-status", "-z", "--no-renames", old, new, "--", folder)
+        parts = [p for p in out.split("\0") if p]
+        return list(zip(parts[::2], parts[1::2]))
+
+    def grep(self, patterns: list[str], *paths: str) -> list[str]:
+        """Files in the work tree (tracked or not, but not ignored) with a line holding any of the `patterns`."""
+        args = ["grep", "-l", "-z", "-F", "--untracked"] + [x for p in patterns for x in ("-e", p)]
+        proc = _git([*args, "--", *paths], self.root)
+        return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+    def last_change(self, path: str) -> list[str]:
+        """The newest commit that changed `path` and its parents: [sha, parent, ...] (two parents: a merge)."""
+        out = self._run("log", "-n1", "--format=%H %P", "--", path)
+        return out.split()
+
+    @staticmethod
+    def clone(url: str, root: Path) -> "GitStore":
+        _require_git()
+        proc = _git(["clone", "--quiet", "--no-tags", "--end-of-options", url, str(root)], Path.cwd(), OFFLINE)
+        if proc.returncode != 0:
+            raise GitError(f"cannot clone {url}: {_reason(proc.stdout, proc.stderr, proc.returncode)}")
+        return GitStore(root)
+
+
+def merge_text(ours: str, base: str, theirs: str, favor: str | None = None) -> tuple[str, int]:
+    """Three-way merge of texts by `git merge-file`: (merged text, conflicting hunks). `favor` (ours, theirs,
+    union) settles each conflicting hunk that way instead of leaving markers."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="hafiza-merge-") as tmp:
+        names = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            (Path(tmp) / name).write_bytes(text.encode("utf-8"))
+            names.append(name)
+        proc = _git(["merge-file", "-p", *([f"--{favor}"] if favor else []), "-L", "ours", "-L", "ancestor",
+                     "-L", "theirs", *names], Path(tmp))
+    if proc.returncode > 127:
+        raise GitError(f"git merge-file failed: {_reason(proc.stdout, proc.stderr, proc.returncode)}")
+    return proc.stdout.decode("utf-8", "replace"), proc.returncode
 
 
 # A project's own .git/config is not ours to trust: it may name a pager, an fsmonitor or a diff driver
@@ -473,6 +613,8 @@ LOG_FORMAT = "--format=%H%x1f%aI%x1f%an%x1f%s%x1f%b%x1e"  # fields and records s
 STALE_LOCK_SECONDS = 600
 DISK_FULL = "the disk is full; nothing was changed. Free some space and try again."
 LOW_SPACE = 1 << 20  # a git write that fails with less free than this failed for room, whatever git said
+# Remote commands never stop at a terminal prompt for a password (a sync from cron would hang): they fail.
+OFFLINE = {"GIT_TERMINAL_PROMPT": "0"}
 NO_GIT = "git is not installed or not on PATH; hafiza keeps the vault in git: install git and try again"
 PATHSPEC = "hafiza-pathspec-"  # in .git/: the paths of one git call, removed after it
 # What git says when a write finds no room (its own wording varies by where it failed).

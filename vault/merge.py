@@ -1,23 +1,34 @@
 """Three-way merges of vault files by their nature, never by lines alone.
 
 A memory merges field by field against the common ancestor: a change made
-on one side only is taken; usage counters add both sides' increments (the
-larger alone would lose uses); dates take the later; lists merge as sets,
-honouring a removal made on one side. Only a field (or a body) that both
-sides changed differently is a conflict. JSON-lines records (episodes,
-rulings) merge as a union. Accepting a review branch uses this to bring a
-proposal onto a main that moved since (a usage fold, a hand edit); sync's
-merge driver builds on the same rules.
+on one side only is taken; `id` and `created` never change; usage counters
+add both sides' increments (the larger alone would lose uses); dates take the
+later, and so does `verified` (the later check); lists merge as sets,
+honouring a removal made on one side; a supersede or archive made on either
+side sticks unless the other side restored the memory since the ancestor.
+Bodies merge three-way by text (`git merge-file`). JSON-lines records
+(episodes, rulings) merge as a union.
+
+Two callers want different things where both sides changed the same thing:
+accepting a review branch (`merge`) refuses, and the proposal stays open;
+sync and git's merge driver (`reconcile`) never refuse: they keep both texts
+(vault/conflicts.py) and a person picks later. Nothing is ever dropped.
 """
 
 from __future__ import annotations
 
-from . import model
+from dataclasses import dataclass
+
+from . import conflicts, model
 from .errors import FrontmatterError
 
 COUNTERS = ("shown", "used")
 LATEST = ("last_used", "updated")
 SETS = ("tags", "aliases", "supersedes", "claims")
+FIXED = ("id", "created")
+STATUS = ("status", "superseded_by", "archived_reason")  # decided together, by one side
+# When both sides changed the status differently, the one that takes the memory further out of recall sticks.
+STICKS = {"active": 0, "archived": 1, "superseded": 2}
 
 
 class Conflict(Exception):
@@ -26,6 +37,14 @@ class Conflict(Exception):
     def __init__(self, what: str):
         super().__init__(what)
         self.what = what
+
+
+@dataclass
+class Merged:
+    """What `reconcile` made: the content (None: absent) and, when a person should look, why."""
+
+    data: bytes | None
+    note: str | None = None
 
 
 def merge(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None) -> bytes | None:
@@ -38,36 +57,103 @@ def merge(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | Non
         raise Conflict("added or removed on one side and changed on the other")
     if path.endswith(".jsonl"):
         return _union(ours, theirs)
-    if path.startswith("memories/") and path.endswith(".md"):
-        return _memory(path, base, ours, theirs)
+    if is_memory(path):
+        return _memory(base, ours, theirs, strict=True).data
     raise Conflict("both sides changed it")
+
+
+def reconcile(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None) -> Merged:
+    """Like `merge`, but never refuses: where both sides changed the same thing both are kept (a second
+    text fenced in the body, a lost title as an alias, a file deleted on one side and changed on the other
+    kept), and `note` says what a person may want to look at."""
+    base = base or None  # git hands its driver an empty ancestor for a file both sides added
+    try:
+        return Merged(merge(path, base, ours, theirs))
+    except Conflict:
+        pass
+    if ours is None or theirs is None:
+        return Merged(ours if theirs is None else theirs, "deleted on one side and changed on the other: kept")
+    if path.endswith(".jsonl"):
+        return Merged(_union(ours, theirs))
+    if is_memory(path):
+        try:
+            return _memory(base, ours, theirs, strict=False)
+        except Conflict:
+            pass  # a side that does not parse: merged as text below
+    return _text(ours, base or b"", theirs)
+
+
+def twice(base: bytes, same: bytes) -> bytes:
+    """A memory both sides changed to the same bytes since the ancestor (git takes such a file without asking
+    the driver): the same change made twice, so its counters hold both increments."""
+    try:
+        return _memory(base, same, same, strict=False).data
+    except Conflict:
+        return same
+
+
+def is_memory(path: str) -> bool:
+    return path.startswith("memories/") and path.endswith(".md") and path.count("/") == 1
 
 
 def _union(ours: bytes, theirs: bytes) -> bytes:
     """Our lines, then theirs that we lack: an append-only log loses nothing and repeats nothing."""
-    have = ours.splitlines()
+    have = [line for line in ours.splitlines() if line.strip()]
     seen = set(have)
-    extra = [line for line in theirs.splitlines() if line not in seen]
+    extra = [line for line in theirs.splitlines() if line.strip() and line not in seen]
     return b"\n".join(have + extra) + b"\n"
 
 
-def _memory(path: str, base: bytes, ours: bytes, theirs: bytes) -> bytes:
-    sides = []
-    for data in (base, ours, theirs):
-        try:
-            meta, body = model.split(data.decode("utf-8"))
-        except Exception as exc:  # undecodable, bad YAML: a person decides
-            raise Conflict(f"a side does not parse ({exc.__class__.__name__})") from None
-        if meta is None:
-            raise Conflict("a side has no frontmatter")
-        sides.append((meta, body))
-    (b_meta, b_body), (o_meta, o_body), (t_meta, t_body) = sides
-    meta = {}
+def _text(ours: bytes, base: bytes, theirs: bytes) -> Merged:
+    """A file that is not a memory, or does not parse: three-way by text; where hunks conflict, both sides'
+    lines are kept (git's union merge), never raw conflict markers."""
+    from .git import merge_text
+
+    o, b, t = (x.decode("utf-8", "replace") for x in (ours, base, theirs))
+    text, clashes = merge_text(o, b, t)
+    if clashes:
+        text, _ = merge_text(o, b, t, favor="union")
+    return Merged(text.encode("utf-8"), "both sides changed the same lines: both kept" if clashes else None)
+
+
+def _parse(data: bytes | None) -> tuple[dict, str]:
+    if data is None:
+        return {}, ""
+    try:
+        meta, body = model.split(data.decode("utf-8"))
+    except Exception as exc:  # undecodable, bad YAML: a person decides
+        raise Conflict(f"a side does not parse ({exc.__class__.__name__})") from None
+    if meta is None:
+        raise Conflict("a side has no frontmatter")
+    return meta, body
+
+
+def _memory(base: bytes | None, ours: bytes, theirs: bytes, strict: bool) -> Merged:
+    (b_meta, b_body), (o_meta, o_body), (t_meta, t_body) = (_parse(x) for x in (base, ours, theirs))
+    if base is None and o_body.strip() != t_body.strip():
+        if strict:
+            raise Conflict("both sides created it with different texts")
+        return _same_id(o_meta, o_body, t_meta, t_body)
+    sides = (o_meta, t_meta)
+    keeper = _status_side(b_meta, o_meta, t_meta)
+    meta, lost = {}, []
     for key in dict.fromkeys([*o_meta, *t_meta]):  # ours' order, then keys only theirs has
-        value = _field(key, b_meta.get(key), o_meta.get(key), t_meta.get(key))
+        if key in FIXED and key in b_meta:
+            value = b_meta[key]
+        elif key in STATUS and keeper is not None:
+            value = keeper.get(key)
+        else:
+            value = _field(key, b_meta.get(key), o_meta.get(key), t_meta.get(key), strict, sides, lost)
         if value is not None:
             meta[key] = value
-    body = _pick("the body", b_body, o_body, t_body)
+    if lost:  # a title only one side keeps: the other stays findable as an alias
+        meta["aliases"] = list(dict.fromkeys([*(meta.get("aliases") or []), *lost]))
+    # The fence remembers the other title, so keeping the other text (`hafiza resolve --keep theirs`) takes it too.
+    body, note = _body(b_body, o_body, t_body, strict, str(meta.get("id", "")), {"title": lost[0]} if lost else {})
+    return Merged(_dump(meta, body), note)
+
+
+def _dump(meta: dict, body: str) -> bytes:
     try:
         memory = model.from_metadata(meta, body)
     except (model.FieldError, FrontmatterError) as exc:
@@ -75,18 +161,47 @@ def _memory(path: str, base: bytes, ours: bytes, theirs: bytes) -> bytes:
     return model.dump(memory).encode("utf-8")
 
 
-def _field(key: str, base, ours, theirs):
+def _same_id(o_meta: dict, o_body: str, t_meta: dict, t_body: str) -> Merged:
+    """One id made on two machines for two memories: the incoming one keeps the id (others may have it
+    already), ours is fenced with its header until sync gives it an id of its own."""
+    memory_id = str(t_meta.get("id", ""))
+    body = t_body.strip("\n") + conflicts.fence("same-id", o_body, memory_id, meta=o_meta)
+    return Merged(_dump(t_meta, body), f"{memory_id} was created on two machines with different texts")
+
+
+def _status_side(base: dict, ours: dict, theirs: dict) -> dict | None:
+    """The side whose status (with superseded_by, archived_reason) wins; None: merge those fields one by one."""
+    o, t, b = (d.get("status") or "active" for d in (ours, theirs, base))
+    if o == t:
+        return None
+    if t == b:
+        return ours
+    if o == b:
+        return theirs  # one side restored, superseded or archived it since the ancestor: that side's change
+    return ours if STICKS.get(o, 0) >= STICKS.get(t, 0) else theirs
+
+
+def _field(key: str, base, ours, theirs, strict: bool, sides: tuple[dict, dict], lost: list):
+    if key in COUNTERS:  # before the equality test: both sides used it once (3 -> 4 each) is 5, not 4
+        return max(0, _num(ours) + _num(theirs) - _num(base))
     if ours == theirs or theirs == base:
         return ours
     if ours == base:
         return theirs
-    if key in COUNTERS:
-        return _num(ours) + _num(theirs) - _num(base)
     if key in LATEST:
         return max((v for v in (ours, theirs) if v is not None), key=str)
     if key in SETS:
         return _set(base or [], ours or [], theirs or [])
-    raise Conflict(f"both sides changed {key}")
+    if key == "verified" and isinstance(ours, dict) and isinstance(theirs, dict):
+        return max(ours, theirs, key=lambda v: str(v.get("at") or ""))
+    if strict:
+        raise Conflict(f"both sides changed {key}")
+    # The side edited later wins; on the same day ours, as our text stays the body where both changed it.
+    o_meta, t_meta = sides
+    winner = theirs if str(t_meta.get("updated") or "") > str(o_meta.get("updated") or "") else ours
+    if key == "title":
+        lost.append(str(theirs if winner == ours else ours))
+    return winner
 
 
 def _num(value) -> int:
@@ -103,10 +218,20 @@ def _set(base: list, ours: list, theirs: list) -> list:
     return out
 
 
-def _pick(what: str, base, ours, theirs):
-    if ours == theirs or theirs == base:
-        return ours
-    if ours == base:
-        return theirs
-    raise Conflict(f"both sides changed {what}")
+def _body(base: str, ours: str, theirs: str, strict: bool, memory_id: str, info: dict) -> tuple[str, str | None]:
+    """The merged body: one side's change, a clean three-way merge, or both texts (ours, theirs fenced)."""
+    from .git import merge_text
 
+    o, b, t = (x.strip("\n") + "\n" for x in (ours, base, theirs))
+    if o == t or t == b:
+        return ours, None
+    if o == b:
+        return theirs, None
+    text, clashes = merge_text(o, b, t)
+    if not clashes:
+        return text, None
+    if strict:
+        raise Conflict("both sides changed the body")
+    mine, _ = merge_text(o, b, t, favor="ours")
+    other, _ = merge_text(o, b, t, favor="theirs")
+    return mine.strip("\n") + conflicts.fence("body", other, memory_id, **info), "both sides changed the same lines: both kept"

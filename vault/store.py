@@ -58,6 +58,7 @@ class Vault:
     @classmethod
     def init(cls, root: Path, actor: str = "cli") -> "Vault":
         """Create (or adopt) a vault at `root`; idempotent."""
+        from . import sync
         from .git import GitStore, message
 
         root = Path(root)
@@ -77,6 +78,7 @@ class Vault:
         existing = read_regular(ignore).decode("utf-8", "replace") if ignore.exists() else ""
         if GITIGNORE.strip() not in existing.splitlines():
             atomic_write(ignore, existing + ("" if existing.endswith("\n") or not existing else "\n") + GITIGNORE)
+        sync.prepare(root, store)
         keep = root / MEMORIES / ".gitkeep"
         if not any((root / MEMORIES).iterdir()):
             keep.touch()
@@ -158,9 +160,12 @@ class Vault:
     # ---- writing: every public write is one commit under the writer lock
 
     @contextmanager
-    def transaction(self):
+    def transaction(self, merging: bool = False):
         """Hold the writer lock; finish an interrupted write, commit hand edits first, fold a stale
-        usage log. A write that fails inside is rolled back: whole or absent."""
+        usage log. A write that fails inside is rolled back: whole or absent.
+
+        While a git merge is under way (a `git pull` stopped on a conflict) a commit would record half of
+        it: only sync (`merging`), which finishes it, may write then, and nothing is done on the way in."""
         from .git import message
 
         if self.read_only:
@@ -174,7 +179,11 @@ class Vault:
             self.warnings = []
             self._recover()
             self.git.tune()  # a vault made by an earlier version
-            changed = self._hand_edits(self.git.changed())
+            open_merge = self.git.merging()
+            if open_merge and not merging:
+                raise HafizaError("a git merge is under way in the vault (a `git pull` stopped on a conflict?); "
+                                  "`hafiza sync` finishes it, `git merge --abort` drops it. Nothing was changed.")
+            changed = [] if open_merge else self._hand_edits(self.git.changed())
             if changed:
                 broken = self._unparsable(changed)
                 body = ("These files do not parse and are left out of recall until fixed:\n"
@@ -184,7 +193,7 @@ class Vault:
                 self._log(changed)
                 self._commits += 1
             first = usage.oldest(self.sidecar)
-            if first is not None and dt.datetime.now() - first > FOLD_AFTER:
+            if first is not None and dt.datetime.now() - first > FOLD_AFTER and not open_merge:
                 before = self.git.head()
                 self._fold_locked()
                 self._implicit |= {self.git.head()} - {before}

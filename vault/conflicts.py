@@ -1,0 +1,104 @@
+"""Both texts of a merge conflict, kept in one valid memory file until a person picks.
+
+Where two machines changed the same lines of a memory's body, the merge keeps
+our text as the body and the other machine's text in a fenced section after it:
+
+    <our text>
+
+    <!-- hafiza-conflict {"kind": "body", ...} -->
+    <their text>
+    <!-- /hafiza-conflict -->
+
+The file stays valid YAML + markdown (the fences are HTML comments, invisible
+when rendered), both texts stay searchable, and nothing is lost. `hafiza doctor`
+lists such files; `hafiza resolve ID --keep ours|theirs|both` picks. A memory
+created with the same id on two machines with different texts is fenced the
+same way (kind `same-id`, with that side's header) until `hafiza sync` or
+`hafiza resolve` gives it a new id of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+START, END = "<!-- hafiza-conflict ", "<!-- /hafiza-conflict -->"
+KEEP = ("ours", "theirs", "both")
+MARKERS = ("<<<<<<< ", ">>>>>>> ")  # what git leaves in a file it could not merge (a merge without our driver)
+_FENCE = re.compile(r"\n*^<!-- hafiza-conflict (\{.*?\}) -->\n(.*?)\n?^<!-- /hafiza-conflict -->\n?",
+                    re.DOTALL | re.MULTILINE)
+HINTS = {"body": "two machines changed this text; `hafiza resolve {id} --keep ours|theirs|both` picks",
+         "same-id": "another memory made with the id {id} on another machine; `hafiza sync` (or `hafiza resolve "
+                    "{id}`) gives it an id of its own"}
+
+
+@dataclass
+class Fence:
+    kind: str       # body | same-id
+    info: dict      # what the fence's header says (for same-id: the other memory's frontmatter as `meta`)
+    text: str       # the other side's text
+    span: tuple[int, int]
+
+
+def fence(kind: str, text: str, memory_id: str, **info) -> str:
+    """The fenced section for the other side's `text`; `info` must be JSON-serialisable."""
+    header = json.dumps({"kind": kind, "hint": HINTS[kind].format(id=memory_id), **info}, ensure_ascii=False,
+                        default=str, sort_keys=False)
+    header = header.replace("-->", "--\\u003e")  # the JSON must not close the comment
+    return f"\n\n{START}{header} -->\n{text.strip(chr(10))}\n{END}\n"
+
+
+def fences(body: str) -> list[Fence]:
+    found = []
+    for match in _FENCE.finditer(body):
+        try:
+            info = json.loads(match.group(1))
+        except ValueError:
+            continue  # a mangled header: doctor still sees the fence as text, a person fixes it
+        if isinstance(info, dict):
+            found.append(Fence(str(info.get("kind", "body")), info, match.group(2), match.span()))
+    return found
+
+
+def has_markers(text: str) -> bool:
+    """Raw conflict markers of a merge made without hafiza's driver: `<<<<<<< `, `=======`, `>>>>>>> ` lines
+    in that order (one of them alone is more likely a memory about merges)."""
+    want = iter(("<<<<<<< ", "=======", ">>>>>>> "))
+    step = next(want)
+    for line in text.splitlines():
+        if line.startswith(step) and (step != "=======" or line.rstrip() == step):
+            step = next(want, None)
+            if step is None:
+                return True
+    return False
+
+
+def pick(body: str, keep: str) -> str:
+    """The body once every `body` fence is settled: our text, theirs (in place of ours) or both, one after
+    the other. Fences of other kinds stay."""
+    if keep not in KEEP:
+        raise ValueError(f"keep one of {', '.join(KEEP)}")
+    found = [f for f in fences(body) if f.kind == "body"]
+    if not found:
+        return body
+    ours, last = [], 0
+    for f in found:
+        ours.append(body[last:f.span[0]])
+        last = f.span[1]
+    ours.append(body[last:])
+    mine = "".join(ours).strip("\n")
+    theirs = "\n\n".join(f.text.strip("\n") for f in found)
+    if keep == "ours":
+        return mine
+    if keep == "theirs":
+        return theirs
+    return f"{mine}\n\n{theirs}".strip("\n")
+
+
+def readable(body: str) -> str:
+    """`body` with the fences' comment lines left out and both texts kept: what search indexes and recall
+    shows (the fence's JSON would otherwise match prompts about machines and merges)."""
+    if START not in body:
+        return body
+    return "\n".join(line for line in body.split("\n") if not line.startswith((START, END)))
