@@ -25,6 +25,7 @@ COMMANDS = {
     "curate": ("curate", "review"),
     "read": ("list", "log", "search", "show", "stats"),
     "serve": ("mcp",),
+    "sessions": ("sessions",),
     "setup": ("install", "uninstall"),
     "verify": ("verify",),
     "write": ("alias", "edit", "fold", "forget", "import", "remember", "restore", "supersede", "undo", "used"),

@@ -154,6 +154,7 @@ class Loop:
         self.last = self.last_full = time.monotonic()
         self.scan_cost = 0.0
         self.full_synced = False
+        self.spooled: int | None = None  # the session spool's size when last looked at (hooks/ingest.py)
 
     def run(self) -> None:
         """Serve until idle, asked to stop, grown past MAX_RSS_MB, or the vault is gone."""
@@ -254,8 +255,22 @@ class Loop:
             return True
         if self._full_sync_due(FULL_SYNC):
             self._full_sync()
+        self._read_sessions()
         self.recall.prepare()  # a write since the last prompt: read the new generation's documents now
         return False
+
+    def _read_sessions(self) -> None:
+        """Sessions ended since the last look (the spool grew): start the transcript reader, which runs
+        apart from this process, so no prompt waits for a long transcript."""
+        from . import ingest
+
+        try:
+            size = ingest.spool_size(self.root)
+            if size != self.spooled and (self.spooled is not None or ingest.behind(self.root, size)):
+                ingest.start(self.root)
+            self.spooled = size
+        except OSError:
+            pass  # no process to start now: the next quiet moment tries again
 
     def _full_sync(self) -> None:
         self.scan_cost = full_sync(self.recall)
