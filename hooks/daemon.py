@@ -154,7 +154,7 @@ class Loop:
         self.last = self.last_full = time.monotonic()
         self.scan_cost = 0.0
         self.full_synced = False
-        self.spooled: int | None = None  # the session spool's size when last looked at (hooks/ingest.py)
+        self.sessions = None  # what tells of ended sessions (hooks/ingest.py), made at the first quiet moment
 
     def run(self) -> None:
         """Serve until idle, asked to stop, grown past MAX_RSS_MB, or the vault is gone."""
@@ -260,17 +260,20 @@ class Loop:
         return False
 
     def _read_sessions(self) -> None:
-        """Sessions ended since the last look (the spool grew): start the transcript reader, which runs
-        apart from this process, so no prompt waits for a long transcript."""
+        """Sessions ended since the last look (the spool grew, opencode's database moved): start the
+        transcript reader, which runs apart from this process, so no prompt waits for a long transcript."""
         from . import ingest
 
         try:
-            size = ingest.spool_size(self.root)
-            if size != self.spooled and (self.spooled is not None or ingest.behind(self.root, size)):
+            if self.sessions is None:
+                from hafiza.skills.sources import locations
+
+                self.sessions = ingest.Watch(self.root, locations(os.environ)["opencode"])
+            if self.sessions.due():
                 ingest.start(self.root)
-            self.spooled = size
+                self.sessions.started()
         except OSError:
-            pass  # no process to start now: the next quiet moment tries again
+            self.sessions = None  # no process to start now: the next quiet moment looks again from the state
 
     def _full_sync(self) -> None:
         self.scan_cost = full_sync(self.recall)

@@ -3,6 +3,8 @@
 A session's end only appends a line to .hafiza/spool.jsonl (its hook has 1.5 s, shared). The warm
 process notices the spool grew when it is idle and starts this as a detached, low-priority process
 (`python -m hafiza.hooks.ingest VAULT`), so a long transcript never holds a prompt's recall.
+opencode 1.18 tells a plugin of no session end (tests/e2e/test_opencode.py), so its database
+counts too: when it changed, at most once a minute.
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from hafiza.vault.paths import SIDECAR
 
 from .session import SPOOL
+
+OPENCODE_EVERY = 60.0  # seconds between readers started only because opencode's database moved
 
 
 def spool_size(root: Path) -> int:
@@ -35,6 +40,43 @@ def behind(root: Path, size: int) -> bool:
         return size > int(state.get("spool", 0))
     except (OSError, ValueError, TypeError, AttributeError):
         return size > 0
+
+
+def _mtime(path: Path | None) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns if path else None
+    except OSError:
+        return None
+
+
+class Watch:
+    """What the warm process looks at in a quiet moment: the spool's size and opencode's database (and
+    its write-ahead log). `due()` says whether to start a reader now."""
+
+    def __init__(self, root: Path, opencode: Path | None):
+        self.root, self.opencode = Path(root), opencode
+        self.spooled: int | None = None
+        self.opencode_seen: tuple | None = None
+        self.last_start = -OPENCODE_EVERY
+
+    def _opencode_stamp(self) -> tuple | None:
+        if self.opencode is None:
+            return None
+        return _mtime(self.opencode), _mtime(self.opencode.with_name(self.opencode.name + "-wal"))
+
+    def due(self) -> bool:
+        size, stamp = spool_size(self.root), self._opencode_stamp()
+        first = self.spooled is None
+        spool = size != self.spooled and (not first or behind(self.root, size))
+        moved = stamp != self.opencode_seen and stamp is not None and stamp[0] is not None
+        waited = time.monotonic() - self.last_start >= OPENCODE_EVERY
+        self.spooled = size
+        if moved and (waited or spool):
+            self.opencode_seen = stamp
+        return spool or (moved and waited)
+
+    def started(self) -> None:
+        self.last_start = time.monotonic()
 
 
 def start(root: Path) -> None:

@@ -142,21 +142,20 @@ class Conversations:
             return Report(files, turns, redacted)
 
     def drain(self, spool: Path, where: dict[str, Path]) -> Report:
-        """Ingest the transcripts that sessions named as they ended or compacted (the hooks' spool),
-        from where the last drain stopped; opencode names none, so its database is read."""
+        """Ingest the transcripts that sessions named as they ended or compacted (the hooks' spool, from
+        where the last drain stopped) and what is new in opencode's database."""
         from .sources import client_of
 
         start = self._state().get("spool", 0)
         try:
             events, end = transcripts.read_lines(spool, start if spool.stat().st_size >= start else 0)
-        except OSError:
-            return Report(0, 0, 0)
-        found: dict[Path, str] = {}
+        except OSError:  # no session has ended yet
+            events, end = [], 0
+        # opencode tells of no session end: its database is read whenever the spool is (from its last update)
+        found: dict[Path, str] = {where["opencode"]: "opencode"} if where.get("opencode") else {}
         for _, event in events:
             client, named = event.get("client"), event.get("transcript")
-            if client == "opencode" and where.get("opencode"):
-                found[where["opencode"]] = "opencode"
-            elif client in transcripts.JSONL_READERS and isinstance(named, str) and named.endswith(".jsonl"):
+            if client in transcripts.JSONL_READERS and isinstance(named, str) and named.endswith(".jsonl"):
                 path = Path(named)
                 found[path] = client_of(path, where) or client
         report = self.ingest([(client, path) for path, client in found.items() if path.is_file()])
@@ -180,8 +179,13 @@ class Conversations:
         if client != "opencode" and size == entry.get("offset", 0):
             return [], False  # nothing new: not even opened
         try:
-            reader = transcripts.opencode if client == "opencode" else transcripts.JSONL_READERS[client]
-            new = reader(path, entry)
+            if client == "opencode":
+                new = transcripts.opencode(path, entry)
+            else:
+                new, read = [], -1
+                while read != entry.get("offset", 0) < size:  # a chunk at a time, until nothing moves
+                    read = entry.get("offset", 0)
+                    new += transcripts.JSONL_READERS[client](path, entry)
         except (OSError, ValueError, KeyError, sqlite3.Error):
             return [], False  # unreadable now (being replaced, locked, not a transcript): the next run retries
         files[key] = entry

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 CLIENTS = ("claude-code", "codex", "gemini", "opencode")
 TOOL_CHARS = 400   # a tool call is kept as its name and the start of its arguments
+CHUNK = 32 << 20     # bytes read at once: a transcript of hundreds of MB (tool outputs) is read in pieces
 TURN_CHARS = 20_000  # a pasted log is cut: the index holds words to find, `show` the rest
 _INJECTED = re.compile(
     r"<(hafiza-recall|hafiza-profile|hook_context|session_context|environment_context|system-reminder|"
@@ -53,13 +54,15 @@ def project_name(cwd: str | None) -> str:
     return Path(cwd).name if cwd else ""
 
 
-def read_lines(path: Path, offset: int):
-    """(byte offset, parsed object) for each complete JSON line from `offset`, and the offset after
-    the last complete line. A line still being written is left for the next read."""
+def read_lines(path: Path, offset: int, limit: int = CHUNK):
+    """(byte offset, parsed object) for each complete JSON line from `offset` (at most `limit` bytes), and
+    the offset after the last complete line. A line still being written is left for the next read."""
     with open(path, "rb") as fh:
         fh.seek(offset)
-        data = fh.read()
+        data = fh.read(limit)
     end = data.rfind(b"\n") + 1
+    if not end and len(data) == limit:  # one line longer than a chunk: a tool's output, not a turn; skipped
+        return [], offset + limit
     items, at = [], offset
     for raw in data[:end].split(b"\n")[:-1]:
         try:

@@ -188,7 +188,8 @@ def test_ended_sessions_are_read_from_the_spool(vault, home):
     assert ingest.behind(vault.root, ingest.spool_size(vault.root))
     ingest.main([str(vault.root)])
     conversations = Conversations(vault.root)
-    assert {r.client for r in conversations.search("deploy production Buildkite")} == {"claude-code", "codex"}
+    assert {r.client for r in conversations.search("deploy production Buildkite")} >= {"claude-code", "codex"}
+    assert said(conversations, "Thursdays")[0][0] == "opencode"  # its database, read with every drain
     assert not ingest.behind(vault.root, ingest.spool_size(vault.root))
     count = conversations.count()
     ingest.main([str(vault.root)])  # nothing new in the spool: nothing read again
@@ -203,13 +204,33 @@ def test_the_warm_process_reads_an_ended_session(vault, home):
         deadline = time.monotonic() + 30
         while wire.ask(vault.root, {"op": "ping"}) is None and time.monotonic() < deadline:
             time.sleep(0.1)
+        # opencode tells plugins of no session end: its database, when it moved, is read all the same
+        while not Conversations(vault.root).search("Thursdays") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert said(Conversations(vault.root), "Thursdays")[0][0] == "opencode"
         run_hook("claude-code", "SessionEnd", end_event("231c160a", home / CLAUDE), {"HOME": str(home)})
-        while Conversations(vault.root).count() == 0 and time.monotonic() < deadline:
+        while not Conversations(vault.root).search("production") and time.monotonic() < deadline:
             time.sleep(0.2)
         assert said(Conversations(vault.root), "deploy production")[0][0] == "claude-code"
     finally:
         wire.ask(vault.root, {"op": "stop"})
         proc.wait(timeout=10)
+
+
+def test_the_warm_process_starts_a_reader_when_a_session_ended_and_opencode_at_most_once_a_minute(vault, home):
+    db = home / ".local" / "share" / "opencode" / "opencode.db"
+    watch = ingest.Watch(vault.root, db)
+    assert watch.due()  # opencode's database was never read
+    watch.started()
+    assert not watch.due()
+    with sqlite3.connect(db) as con:  # a new turn in opencode, a moment later
+        con.execute("UPDATE part SET time_updated = time_updated + 1")
+    os.utime(db, ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert not watch.due()  # within the minute: waits
+    run_hook("codex", "SessionEnd", end_event("01a233a6", home / CODEX))
+    assert watch.due()  # a session ended: now, and opencode with it
+    watch.started()
+    assert not watch.due()
 
 
 def test_the_prompt_path_never_loads_conversation_search():
