@@ -7,18 +7,9 @@ import os
 
 import click
 
-from .app import cli, emit, progress_factory, vault_root
+from .app import cli, date_value, emit, progress_factory, vault_root
 
 CLIENT_CHOICE = click.Choice(["claude-code", "codex", "gemini", "opencode"])
-
-
-def _date(ctx, param, value):
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD)") from None
 
 
 @cli.group()
@@ -32,7 +23,7 @@ def sessions():
 
 @sessions.command("import")
 @click.option("--client", type=CLIENT_CHOICE, help="Only this client's transcripts.")
-@click.option("--since", callback=_date, metavar="DATE", help="Only transcripts and turns from DATE (YYYY-MM-DD) on.")
+@click.option("--since", callback=date_value, metavar="DATE", help="Only transcripts and turns from DATE (YYYY-MM-DD) on.")
 @click.pass_context
 def import_(ctx, client, since):
     """Read new turns from the clients' transcript folders into the conversation index.
@@ -53,7 +44,7 @@ def import_(ctx, client, since):
 @sessions.command("search")
 @click.argument("query")
 @click.option("--project", help="Only conversations in this project (its folder's name).")
-@click.option("--since", callback=_date, metavar="DATE", help="Only turns from DATE (YYYY-MM-DD) on.")
+@click.option("--since", callback=date_value, metavar="DATE", help="Only turns from DATE (YYYY-MM-DD) on.")
 @click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="How many turns.")
 @click.option("--json", "as_json", is_flag=True, help="JSON: session, client, project, role, time, score, context.")
 @click.pass_context

@@ -98,12 +98,30 @@ def main(argv: list[str]) -> int:
     except OSError:
         pass
     try:
-        report = Conversations(root).drain(root / SIDECAR / SPOOL, sources.locations(os.environ))
+        conversations = Conversations(root)
+        report = conversations.drain(root / SIDECAR / SPOOL, sources.locations(os.environ))
         if report.turns:
             log(root, f"sessions: {report.turns} turns from {report.files} transcripts indexed")
+            _capture(root, conversations)
     except Exception as exc:  # a background reader: it logs and leaves the spool for the next run
         log(root, f"sessions: reading transcripts failed: {type(exc).__name__}: {exc}")
     return 0
+
+
+def _capture(root: Path, conversations) -> None:
+    """Propose what the user said in so many words in the sessions just read (the inbox; no model)."""
+    from hafiza.indexer.recall import open_recall
+    from hafiza.indexer.refresh import writable
+    from hafiza.skills.capture import file_sessions
+
+    from .hafiza_hook import log
+
+    vault = writable(root, "capture").require()
+    recall, _ = open_recall(root, "keyword")
+    count, report = file_sessions(vault, conversations, recall=recall)
+    if report.proposed or report.used:
+        log(root, f"capture: {len(report.proposed)} proposed from {count} sessions on {report.branch}; "
+                  f"{len(report.used)} restated memories marked used")
 
 
 if __name__ == "__main__":

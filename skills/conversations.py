@@ -234,6 +234,19 @@ class Conversations:
                  for d in docs]
         return sorted(turns, key=lambda t: (t.time, t.pos))
 
+    def sessions(self, since: dt.date | None = None) -> dict[str, int]:
+        """Each indexed session (with a turn on or after `since`) and how many turns it has."""
+        from collections import Counter
+
+        ix = self._open()
+        if ix is None:
+            return {}
+        day = since.isoformat() if since else ""
+        with ix.searcher() as searcher:
+            turns = [(d["session"], d["time"]) for d in searcher.documents()]
+        recent = {session for session, time in turns if time >= day}
+        return {k: v for k, v in Counter(session for session, _ in turns).items() if k in recent}
+
     def count(self) -> int:
         ix = self._open()
         return ix.doc_count() if ix is not None else 0

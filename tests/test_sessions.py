@@ -190,6 +190,9 @@ def test_ended_sessions_are_read_from_the_spool(vault, home):
     conversations = Conversations(vault.root)
     assert {r.client for r in conversations.search("deploy production Buildkite")} >= {"claude-code", "codex"}
     assert said(conversations, "Thursdays")[0][0] == "opencode"  # its database, read with every drain
+    from hafiza.skills.capture import inbox
+    # and what the user said in so many words waits in the inbox (Capture), not in recall
+    assert {p.commit.subject for _, p in inbox(vault)} >= {"hafiza: capture our-ci-runs-on-buildkite"}
     assert not ingest.behind(vault.root, ingest.spool_size(vault.root))
     count = conversations.count()
     ingest.main([str(vault.root)])  # nothing new in the spool: nothing read again
