@@ -118,7 +118,7 @@ def _capture(root: Path, conversations) -> None:
 
     vault = writable(root, "capture").require()
     recall, _ = open_recall(root, "keyword")
-    count, report = file_sessions(vault, conversations, recall=recall)
+    count, report = file_sessions(vault, conversations, recall=recall, only=sorted(conversations.touched))
     if report.proposed or report.used:
         log(root, f"capture: {len(report.proposed)} proposed from {count} sessions on {report.branch}; "
                   f"{len(report.used)} restated memories marked used")

@@ -147,9 +147,11 @@ def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[o
     return out
 
 
-def file_sessions(vault, conversations, sessions=(), since=None, recall=None, auto: bool = False):
-    """File imported sessions (`sessions`, else every one with turns not filed yet): (how many, Report).
-    Which were filed, at how many turns, is kept in .hafiza/conversations/filed.json."""
+def file_sessions(vault, conversations, sessions=(), since=None, recall=None, auto: bool = False, only=None):
+    """File imported sessions: `sessions` whole, else the turns not filed yet of every session (with turns
+    since `since`; of those in `only`, when given): (how many sessions, Report). How many turns of each were filed is kept in
+    .hafiza/conversations/filed.json, so a session read again as it grows (a compaction, then its end)
+    is filed from where the last filing stopped and a restatement is not counted twice."""
     import json
 
     from hafiza.vault.files import atomic_write
@@ -159,9 +161,14 @@ def file_sessions(vault, conversations, sessions=(), since=None, recall=None, au
         filed = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         filed = {}
-    counts = conversations.sessions(since)
-    chosen = list(sessions) or [s for s, n in counts.items() if filed.get(s) != n]
-    report = file(vault, [t for s in chosen for t in conversations.show(s)], recall=recall, auto=auto)
-    filed.update({s: counts[s] for s in chosen if s in counts})
+    if sessions:
+        chosen = {s: conversations.show(s) for s in sessions}
+        todo = [t for turns in chosen.values() for t in turns]
+    else:
+        names = conversations.sessions(since) if only is None else only
+        chosen = {s: turns for s in names if filed.get(s, 0) < len(turns := conversations.show(s))}
+        todo = [t for s, turns in chosen.items() for t in turns[filed.get(s, 0):]]
+    report = file(vault, todo, recall=recall, auto=auto)
+    filed.update({s: len(turns) for s, turns in chosen.items()})
     atomic_write(path, json.dumps(filed), fsync=False)
     return len(chosen), report

@@ -76,6 +76,7 @@ class Conversations:
     def __init__(self, root: Path):
         self.folder = Path(root) / SIDECAR / FOLDER
         self.dir, self.state_path = self.folder / "index", self.folder / "state.json"
+        self.touched: set[str] = set()  # sessions that got new turns through this object
 
     # ---- state: how far each transcript was read
 
@@ -125,6 +126,7 @@ class Conversations:
                     writer = writer or ix.writer()
                     if reset:
                         writer.delete_by_term("source", str(path))
+                self.touched.update(turn.session for turn in new)
                 for turn in new:
                     doc = document(turn, str(path))
                     redacted += doc.pop("_redacted")

@@ -136,3 +136,21 @@ def test_inbox_commands(vault, home):  # noqa: F811
     assert missing.returncode == 1 and missing.stderr.strip() == "Error: the inbox has no item 7; it has 1"
     assert run_cli("inbox", "file").stdout.startswith("0 session(s): 0 proposed")
     assert "Usage: hafiza inbox file" in run_cli("inbox", "file", "--help").stdout
+
+
+def test_a_growing_session_is_filed_from_where_it_stopped(vault, home):  # noqa: F811
+    from hafiza.skills import sources
+    from hafiza.skills.conversations import Conversations
+    from test_sessions import CLAUDE, user_line, where
+
+    conversations = Conversations(vault.root)
+    conversations.ingest(sources.files(where(home)))
+    count, first = capture.file_sessions(vault, conversations, recall=Recall(vault.root), auto=True)
+    assert count == 9 and len(first.accepted) == len(first.proposed) == 4
+    with open(home / CLAUDE, "a", encoding="utf-8") as fh:  # the session goes on, and ends again
+        fh.write(user_line("231c160a-4a98-48bf-a1dd-879920902d70", "From now on write the changelog in English."))
+    conversations.ingest(sources.files(where(home)))
+    count, second = capture.file_sessions(vault, conversations, recall=Recall(vault.root),
+                                          only=sorted(conversations.touched))
+    assert count == 1 and second.proposed == ["from-now-on-write-the-changelog-in-english"]
+    assert second.used == []  # what was filed before is not taken for a restatement of itself
