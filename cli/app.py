@@ -24,8 +24,10 @@ COMMANDS = {
     "admin": ("demo", "doctor", "init", "reindex"),
     "agents": ("daemon", "hook", "profile"),
     "curate": ("curate", "review"),
+    "inbox": ("inbox",),
     "read": ("list", "log", "search", "show", "stats"),
     "serve": ("mcp",),
+    "sessions": ("sessions",),
     "setup": ("install", "uninstall"),
     "sync": ("remote", "resolve", "sync"),
     "verify": ("verify",),
@@ -130,6 +132,18 @@ def emit(data) -> None:
     from hafiza.vault.text import visible
 
     click.echo(visible(json.dumps(data, ensure_ascii=False, indent=2, default=str), as_json=True))
+
+
+def date_value(ctx, param, value):
+    """A click callback: YYYY-MM-DD to a date (None stays None)."""
+    import datetime as dt
+
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD)") from None
 
 
 def progress_factory():

@@ -170,6 +170,7 @@ class Loop:
         self.last = self.last_full = time.monotonic()
         self.scan_cost = 0.0
         self.full_synced = False
+        self.sessions = None  # what tells of ended sessions (hooks/ingest.py), made at the first quiet moment
 
     def run(self) -> None:
         """Serve until idle, asked to stop, grown past its memory cap, or the vault is gone."""
@@ -284,8 +285,25 @@ class Loop:
             return True
         if self._full_sync_due(FULL_SYNC):
             self._full_sync()
+        self._read_sessions()
         self.recall.prepare()  # a write since the last prompt: read the new generation's documents now
         return False
+
+    def _read_sessions(self) -> None:
+        """Sessions ended since the last look (the spool grew, opencode's database moved): start the
+        transcript reader, which runs apart from this process, so no prompt waits for a long transcript."""
+        from . import ingest
+
+        try:
+            if self.sessions is None:
+                from hafiza.skills.sources import locations
+
+                self.sessions = ingest.Watch(self.root, locations(os.environ)["opencode"])
+            if self.sessions.due():
+                ingest.start(self.root)
+                self.sessions.started()
+        except OSError:
+            self.sessions = None  # no process to start now: the next quiet moment looks again from the state
 
     def _full_sync(self) -> None:
         self.scan_cost = full_sync(self.recall)

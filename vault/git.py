@@ -388,6 +388,31 @@ class GitStore:
         self._run("update-ref", f"refs/heads/{name}", sha, old or "0" * 40)
         return sha
 
+    def commit_chain(self, name: str, parent: str, commits: list[tuple[dict[str, bytes], str]]) -> list[str]:
+        """`commit_to_branch` for several commits at once, each on the one before: one `git fast-import`
+        instead of seven processes a commit (capture files a 200-turn session in under 0.5 s with it,
+        bench/results/capture-*). fast-import refuses to move a branch that is not its parent's descendant."""
+        old = self.branch_tip(name)
+        if old not in (None, parent):
+            raise GitError(f"branch {name} moved while this run wrote to it; run again")
+        author, committer = (self._run("var", f"GIT_{who}_IDENT").strip() for who in ("AUTHOR", "COMMITTER"))
+        stream = bytearray()
+        for n, (files, msg) in enumerate(commits, 1):
+            text = msg.encode("utf-8")
+            stream += f"commit refs/heads/{name}\nmark :{n}\nauthor {author}\ncommitter {committer}\n".encode()
+            stream += b"data %d\n%s\n" % (len(text), text)
+            if n == 1:
+                stream += f"from {parent}\n".encode()
+            for path, data in files.items():
+                stream += f"M 100644 inline {path}\n".encode() + b"data %d\n%s\n" % (len(data), data)
+        marks = self.git_dir / f"{PATHSPEC}{os.getpid()}.marks"
+        try:
+            self._exec(("fast-import", "--quiet", f"--export-marks={marks}"), None, bytes(stream))
+            found = dict(line.split(" ", 1) for line in marks.read_text().splitlines())
+        finally:
+            marks.unlink(missing_ok=True)
+        return [found[f":{n}"].strip() for n in range(1, len(commits) + 1)]
+
     def show(self, sha: str) -> str:
         """A commit's message and patch, as `git show` prints it (no colour, no pager)."""
         return self._run("show", "--no-color", "--format=commit %H%nDate:   %aI%n%n%B", sha, "--")

@@ -146,6 +146,18 @@ class Review:
 
     def propose(self, name: str, action: Action) -> str:
         """Commit `action` on branch `name` (created from main's head on first use); returns the sha."""
+        text = self._message(action)
+        parent = self.git.branch_tip(name) or self.git.head()
+        return self.git.commit_to_branch(name, parent, action.files, text)
+
+    def propose_all(self, name: str, actions: list[Action]) -> list[str]:
+        """`propose` for several actions, one commit each, written at once (git fast-import)."""
+        texts = [self._message(action) for action in actions]  # every guard first: all or none
+        parent = self.git.branch_tip(name) or self.git.head()
+        return self.git.commit_chain(name, parent, [(a.files, t) for a, t in zip(actions, texts)]) if actions else []
+
+    def _message(self, action: Action) -> str:
+        """The commit message of `action`, once its files and words passed the secret guard."""
         for path, data in action.files.items():
             found = secrets.scan_bytes(data).secrets
             if found:  # the same guard as every commit to main: a proposal is committed too
@@ -154,8 +166,7 @@ class Review:
         text = message(action.subject, action.action, self.actor, action.reason, body=action.body,
                        trailers=action.trailers())
         secrets.check(text, "the proposal's message", field="reason")
-        parent = self.git.branch_tip(name) or self.git.head()
-        return self.git.commit_to_branch(name, parent, action.files, text)
+        return text
 
     # ---- reading
 

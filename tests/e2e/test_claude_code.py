@@ -225,3 +225,11 @@ def test_uninstall_leaves_nothing(uninstalled):
 
 def test_uninstall_leaves_no_backup(uninstalled):
     assert sorted(uninstalled.after) == sorted(uninstalled.before)
+
+
+def test_the_session_is_found_by_conversation_search(world, recall_run):
+    world.hafiza("sessions", "import")
+    found = json.loads(world.hafiza("sessions", "search", "deploy to production", "--json").stdout)
+    assert (found[0]["client"], found[0]["role"]) == ("claude-code", "user")
+    assert found[0]["context"] == ["how do we deploy to production?"]
+    assert not [r for r in found if "hafiza-recall" in " ".join(r["context"])]  # what hafiza injected is not indexed

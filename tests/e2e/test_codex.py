@@ -261,3 +261,10 @@ def test_uninstall_leaves_no_file_of_hafiza(trusted):
         trusted.uninstall()
     left = sorted(p.name for p in trusted.codex_home.iterdir() if "hafiza" in p.name)
     assert left == []
+
+
+def test_the_session_is_found_by_conversation_search(trusted, recall_run):
+    trusted.hafiza("sessions", "import", "--client", "codex")
+    found = json.loads(trusted.hafiza("sessions", "search", "package manager javascript", "--json").stdout)
+    assert (found[0]["client"], found[0]["role"]) == ("codex", "user")
+    assert found[0]["context"] == ["which package manager should I use for the javascript frontend?"]

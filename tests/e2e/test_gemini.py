@@ -198,3 +198,12 @@ def test_uninstall_leaves_nothing(tmp_path_factory):
     time.sleep(1)  # a SessionEnd hook, had one run, would have spooled by now (it took ~0.1 s above)
     assert rig.spool() == spooled
     assert "hafiza" not in after.proc.stderr.lower()
+
+
+def test_the_session_is_found_by_conversation_search_and_a_restatement_is_not_proposed(rig, recall_run, tool_run):
+    rig.hafiza("sessions", "import")
+    found = json.loads(rig.hafiza("sessions", "search", "billing staging port 6543", "--json").stdout)
+    assert {(r["client"], r["role"]) for r in found[:2]} == {("gemini", "user"), ("gemini", "assistant")}
+    # The user said "Remember: staging deploys need…" and the model saved it through MCP: capture finds the
+    # statement, sees the memory, and records a use instead of proposing it again.
+    assert "1 restated an existing memory" in rig.hafiza("inbox", "file").stdout

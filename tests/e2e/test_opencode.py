@@ -254,3 +254,10 @@ def test_uninstall_leaves_nothing(world, uninstalled):
 
 def test_nothing_left_the_machine(world, uninstalled):
     assert world.wire.attempts == []
+
+
+def test_the_session_is_found_by_conversation_search(world, recall_run, remember_run):
+    world.hafiza("sessions", "import", "--client", "opencode")
+    found = json.loads(world.hafiza("sessions", "search", "staging database port", "--json").stdout)
+    assert (found[0]["client"], found[0]["role"]) == ("opencode", "user")
+    assert "what port does the staging database listen on?" in found[0]["context"][0]

@@ -1,0 +1,81 @@
+"""`hafiza inbox`: memories proposed from the agents' sessions, waiting for a person to accept or reject."""
+
+from __future__ import annotations
+
+import click
+
+from hafiza.vault.errors import HafizaError
+
+from .app import cli, date_value, emit, open_vault, settings_of, vault_root
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="The open proposals as JSON.")
+@click.pass_context
+def inbox(ctx, as_json):
+    """List memories proposed from sessions (explicit statements the user made); see `inbox file`,
+    `inbox accept`, `inbox reject`."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from hafiza.skills.capture import inbox as items
+
+    found = items(open_vault(ctx))
+    if as_json:
+        emit([{"number": n, "branch": b.name, **p.to_json()} for n, (b, p) in enumerate(found, 1)])
+        return
+    if not found:
+        click.echo("the inbox is empty; `hafiza inbox file` proposes memories from imported sessions")
+    for n, (_, p) in enumerate(found, 1):
+        t = p.to_json()
+        click.echo(f"{n:>3}  {t['subject'].removeprefix('capture ')}\n       {t['evidence']}")
+
+
+@inbox.command("file")
+@click.argument("sessions", nargs=-1)
+@click.option("--since", callback=date_value, metavar="DATE", help="Only sessions with turns from DATE (YYYY-MM-DD) on.")
+@click.option("--auto", is_flag=True, help="Accept the explicit statements at once (all that is proposed "
+                                          "without a model), one commit each.")
+@click.pass_context
+def file_(ctx, sessions, since, auto):
+    """Propose memories from the explicit statements in imported sessions (SESSIONS: ids; default: every
+    session with turns not filed yet). Run `hafiza sessions import` first."""
+    from hafiza.indexer.recall import open_recall
+    from hafiza.skills.capture import file_sessions
+    from hafiza.skills.conversations import Conversations
+
+    root = vault_root(ctx)
+    vault = open_vault(ctx, actor="capture")
+    recall, _ = open_recall(root, "keyword", embedder=settings_of(ctx))
+    count, report = file_sessions(vault, Conversations(root), sessions, since, recall=recall, auto=auto)
+    click.echo(f"{count} session(s): {len(report.proposed)} proposed"
+               + (f" on {report.branch}" if report.branch else "")
+               + (f", {len(report.accepted)} accepted" if auto else "")
+               + (f", {len(report.used)} restated an existing memory (recorded as a use)" if report.used else ""))
+
+
+def _decide(ctx, numbers, accept, why=None):
+    from hafiza.skills.capture import decide
+
+    results = decide(open_vault(ctx), numbers, accept, why)
+    for p, result in results:
+        done = "accepted as " + result[:10] if len(result) == 40 else result
+        click.echo(f"  {p.commit.subject.removeprefix('hafiza: capture ')}: {done}")
+    if accept and any(len(r) != 40 for _, r in results):
+        raise HafizaError("some proposals were not applied (listed above); they stay in the inbox")
+
+
+@inbox.command("accept")
+@click.argument("numbers", nargs=-1, type=int)
+@click.pass_context
+def accept(ctx, numbers):
+    """Turn proposals NUMBERS (as `hafiza inbox` lists them; default: all) into memories, one commit each."""
+    _decide(ctx, numbers, True)
+
+
+@inbox.command("reject")
+@click.argument("numbers", nargs=-1, type=int)
+@click.option("--why", help="Why, kept with the ruling.")
+@click.pass_context
+def reject(ctx, numbers, why):
+    """Drop proposals NUMBERS (default: all) and record a ruling, so they are never proposed again."""
+    _decide(ctx, numbers, False, why)

@@ -1,0 +1,174 @@
+"""Capture: the user's explicit statements in a session become proposed memories in the inbox.
+
+The inbox is a review branch (`capture/<date>`, vault/review.py), one commit per proposed memory, with
+the quote, session and time as evidence. Nothing reaches recall until a person accepts it (`hafiza
+inbox accept`), or `--auto` accepts the explicit ones (all that capture proposes without a model).
+A statement that restates an existing memory records a use of it instead; one close to an existing
+memory of the same type but saying something else is proposed as superseding it. A rejected
+proposal is a ruling: no later run proposes it again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import NamedTuple
+
+from hafiza.indexer.search import query_terms
+from hafiza.vault import model
+from hafiza.vault.review import Action, Review
+from hafiza.vault.secrets import find_secrets
+from hafiza.vault.text import fold_text
+
+from .statements import Statement, find
+
+ACTOR = "capture"
+SAME, CHANGED = 0.8, 0.5   # share of informative words: a restatement; a change of the same subject
+CONFIDENCE = 0.9           # explicit statements, found by pattern
+
+
+class Report(NamedTuple):
+    branch: str | None
+    proposed: list[str]        # ids of proposed memories
+    used: list[str]            # existing memories a statement restated
+    skipped: int               # already proposed, ruled out, or holding a secret
+    accepted: list[str]        # with auto: the commits on main
+
+
+def key_of(statement: Statement) -> str:
+    return "capture:" + model.content_hash(" ".join(query_terms(statement.text)))[:16]
+
+
+def overlap(a: str, b: str) -> float:
+    """Share of the informative words of `a` that `b` also has (folded, no stemming)."""
+    wa, wb = set(query_terms(a)), set(query_terms(b))
+    return len(wa & wb) / len(wa) if wa else 0.0
+
+
+def statements(turns) -> list[tuple[Statement, object]]:
+    """(statement, turn) for each explicit statement in the user's turns, each said once."""
+    out, seen = [], set()
+    for turn in turns:
+        if turn.role != "user":
+            continue
+        for statement in find(turn.text):
+            folded = fold_text(statement.text)
+            if folded not in seen:
+                seen.add(folded)
+                out.append((statement, turn))
+    return out
+
+
+def file(vault, turns, *, recall=None, auto: bool = False, now: dt.datetime | None = None) -> Report:
+    """Propose the explicit statements of `turns` (one session's, or several) on a new capture branch."""
+    review = Review(vault, actor=ACTOR)
+    decided = set(review.rulings()) | review.open_keys()
+    taken = vault.taken()
+    actions, used, skipped = [], [], 0
+    for statement, turn in statements(turns):
+        key = key_of(statement)
+        if key in decided or find_secrets(statement.text):
+            skipped += 1
+            continue
+        decided.add(key)
+        old, share = _closest(recall, statement)
+        if old is not None and share >= SAME:
+            vault.record_use([old.id], session=turn.session)
+            used.append(old.id)
+            continue
+        supersedes = [old.id] if old is not None and share >= CHANGED and old.type == statement.type else []
+        action = _action(vault, statement, turn, key, taken, supersedes, now)
+        taken.add(action.ids[0])
+        actions.append(action)
+    branch = review.start("capture", now) if actions else None
+    if actions:  # one git process for all of them: a 200-turn session is filed in ~0.25 s (bench/capture.py)
+        review.propose_all(branch, actions)
+    proposed = [a.ids[0] for a in actions]
+    accepted = []
+    if auto and branch:
+        accepted = [sha for _, sha in Review(vault).accept(review.branch(branch)) if len(sha) == 40]
+    return Report(branch, proposed, used, skipped, accepted)
+
+
+def _closest(recall, statement: Statement):
+    """The active memory most like the statement, and how much of the statement's words it shares."""
+    if recall is None:
+        return None, 0.0
+    hits = recall.search(statement.text, limit=3, mode="keyword", all_scopes=True)
+    best = max(((h, overlap(statement.text, f"{h.title} {h.snippet}")) for h in hits), key=lambda x: x[1],
+               default=(None, 0.0))
+    return best
+
+
+def _action(vault, statement: Statement, turn, key: str, taken: set, supersedes: list, now) -> Action:
+    day = (now or dt.datetime.now()).date()
+    memory = vault.new_memory(statement.text, type=statement.type, source=f"session:{turn.session}",
+                              taken=taken, created=day)
+    files = {f"memories/{memory.id}.md": model.dump(memory).encode("utf-8")}
+    for old_id in supersedes:
+        old = vault.get(old_id)
+        memory = memory.evolve(supersedes=[old_id])
+        files[f"memories/{memory.id}.md"] = model.dump(memory).encode("utf-8")
+        files[f"memories/{old.path.name if old.path else old_id + '.md'}"] = model.dump(
+            old.evolve(status="superseded", superseded_by=memory.id, updated=day)).encode("utf-8")
+    when = turn.time[:16].replace("T", " ")
+    subject = f"capture {memory.id}" + (f" (supersedes {supersedes[0]})" if supersedes else "")
+    return Action("capture", subject, key, files,
+                  reason=f"the user said it in so many words ({turn.client} session {turn.session}, {when})",
+                  evidence=f"{turn.client}:{turn.session} {turn.time}: \"{' '.join(statement.quote.split())[:300]}\"",
+                  confidence=CONFIDENCE, guards=("explicit statement", "secret guard"),
+                  ids=(memory.id, *supersedes), body=f"> {statement.quote}")
+
+
+# ---- the inbox: the open proposals of every capture branch, numbered 1.. in order
+
+def inbox(vault) -> list[tuple[object, object]]:
+    """(branch, proposal) for each open capture proposal, oldest branch first."""
+    return [(b, p) for b in Review(vault).branches() if b.name.startswith("capture/") for p in b.open]
+
+
+def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[object, str]]:
+    """Accept or reject inbox items `numbers` (all when empty): (proposal, new sha, 'rejected' or why not)."""
+    from hafiza.vault.errors import HafizaError
+
+    items = inbox(vault)
+    wanted = sorted(set(numbers)) or list(range(1, len(items) + 1))
+    bad = [n for n in wanted if not 1 <= n <= len(items)]
+    if bad:
+        raise HafizaError(f"the inbox has no item {bad[0]}; it has {len(items)}" if items else "the inbox is empty",
+                          field="number")
+    review, out = Review(vault), []
+    for branch in dict.fromkeys(items[n - 1][0].name for n in wanted):
+        only = [items[n - 1][1].number for n in wanted if items[n - 1][0].name == branch]
+        current = review.branch(branch)
+        if accept:
+            out += review.accept(current, only)
+        else:
+            out += [(p, "rejected") for p in review.reject(current, only, why)]
+    return out
+
+
+def file_sessions(vault, conversations, sessions=(), since=None, recall=None, auto: bool = False, only=None):
+    """File imported sessions: `sessions` whole, else the turns not filed yet of every session (with turns
+    since `since`; of those in `only`, when given): (how many sessions, Report). How many turns of each were filed is kept in
+    .hafiza/conversations/filed.json, so a session read again as it grows (a compaction, then its end)
+    is filed from where the last filing stopped and a restatement is not counted twice."""
+    import json
+
+    from hafiza.vault.files import atomic_write
+
+    path = conversations.folder / "filed.json"
+    try:
+        filed = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        filed = {}
+    if sessions:
+        chosen = {s: conversations.show(s) for s in sessions}
+        todo = [t for turns in chosen.values() for t in turns]
+    else:
+        names = conversations.sessions(since) if only is None else only
+        chosen = {s: turns for s in names if filed.get(s, 0) < len(turns := conversations.show(s))}
+        todo = [t for s, turns in chosen.items() for t in turns[filed.get(s, 0):]]
+    report = file(vault, todo, recall=recall, auto=auto)
+    filed.update({s: len(turns) for s, turns in chosen.items()})
+    atomic_write(path, json.dumps(filed), fsync=False)
+    return len(chosen), report

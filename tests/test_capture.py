@@ -1,0 +1,156 @@
+"""Capture: explicit statements in sessions become proposals in the inbox (a review branch), without a model."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git_subjects, run_cli
+from hafiza.indexer.recall import Recall
+from hafiza.skills import capture
+from hafiza.skills.statements import find
+from hafiza.skills.transcripts import Turn
+from hafiza.vault import usage
+from hafiza.vault.errors import GitError, HafizaError
+from hafiza.vault.review import Review
+from secrets_corpus import SECRETS
+from test_sessions import home  # noqa: F401  (the fixture: a HOME with the recorded transcripts)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "capture"))
+from statements import EXPLICIT, HELD_OUT_EXPLICIT, HELD_OUT_LOOKALIKES, LOOKALIKES  # noqa: E402
+
+
+def turns(*texts, session="s-1", role="user"):
+    return [Turn(f"k{i}", "claude-code", session, "webshop", role, f"2026-11-30T10:00:{i:02d}.000Z", i, text)
+            for i, text in enumerate(texts)]
+
+
+# ---- finding explicit statements
+
+@pytest.mark.parametrize("explicit, lookalikes", [(EXPLICIT, LOOKALIKES), (HELD_OUT_EXPLICIT, HELD_OUT_LOOKALIKES)])
+def test_precision_and_recall_on_statements_and_look_alikes(explicit, lookalikes):
+    found = sum(bool(find(text)) for text, _ in explicit)
+    wrong = [text for text in lookalikes if find(text)]
+    assert found / len(explicit) >= 0.8                 # the issue's targets
+    assert found / (found + len(wrong)) >= 0.9
+    assert sum(bool(f) and f[0].type == kind for f, (_, kind) in
+               ((find(t), (t, k)) for t, k in explicit)) / len(explicit) >= 0.9
+
+
+def test_the_memory_text_drops_the_cue_and_keeps_the_users_words():
+    assert find("Remember that the staging database resets every Monday at 06:00 UTC.")[0].text == \
+        "The staging database resets every Monday at 06:00 UTC."
+    assert find("Şunu unutma, fatura numaraları yıl bazında boşluksuz olmalı.")[0] == (
+        "Fatura numaraları yıl bazında boşluksuz olmalı.", "rule",
+        "Şunu unutma, fatura numaraları yıl bazında boşluksuz olmalı.")
+    assert find('"Please remember: deploys go out on Thursdays only."')[0].text == "Deploys go out on Thursdays only."
+    assert find("ok. Never push to main on Fridays. Thanks!")[0].text == "Never push to main on Fridays."
+    assert find("never push to main on fridays?") == []  # a question asks
+
+
+# ---- filing into the inbox
+
+def test_statements_are_proposed_on_a_capture_branch_and_main_is_untouched(vault):
+    before = git_subjects(vault.root)
+    report = capture.file(vault, turns("ok go ahead", "From now on run the tests with pnpm, not npm.",
+                                       "It's always the same error.", "Unutma: staging her pazartesi sıfırlanıyor.")
+                          + turns("Always squash merge.", role="assistant"))
+    assert report.proposed == ["from-now-on-run-the-tests-with-pnpm-not-npm", "staging-her-pazartesi-sifirlaniyor"]
+    assert git_subjects(vault.root) == before and not list((vault.root / "memories").glob("*.md"))
+    [(branch, first), (_, second)] = capture.inbox(vault)
+    assert branch.name == report.branch and branch.name.startswith("capture/")
+    assert first.action == "capture" and first.commit.trailers["Hafiza-Actor"] == "capture"
+    assert first.to_json()["evidence"] == ('claude-code:s-1 2026-11-30T10:00:01.000Z: '
+                                           '"From now on run the tests with pnpm, not npm."')
+    assert Recall(vault.root).search("pnpm tests", mode="keyword") == []  # not in recall before it is accepted
+
+
+def test_accept_and_reject_and_a_rejected_statement_is_not_proposed_again(vault):
+    said = turns("Never push to main on Fridays.", "I prefer small commits with one change each.")
+    branch = capture.file(vault, said).branch
+    [(_, sha)] = capture.decide(vault, [2], accept=True)
+    assert len(sha) == 40
+    memory = vault.get("i-prefer-small-commits-with-one-change-each")
+    assert (memory.type, memory.source) == ("preference", "session:s-1")
+    [(_, outcome)] = capture.decide(vault, [], accept=False, why="not a rule")
+    assert outcome == "rejected" and capture.inbox(vault) == []
+    assert git_subjects(vault.root)[:2] == [f"hafiza: reject 1 proposal(s) of {branch}",
+                                            "hafiza: capture i-prefer-small-commits-with-one-change-each"]
+    again = capture.file(vault, said, recall=Recall(vault.root))  # one ruled out, one already a memory
+    assert again.proposed == [] and again.skipped == 1 and again.used == [memory.id]
+    with pytest.raises(HafizaError, match="the inbox is empty"):
+        capture.decide(vault, [1], accept=True)
+
+
+def test_a_restatement_records_a_use_and_a_change_is_proposed_as_a_supersede(vault):
+    old = vault.remember("We use yarn for the frontend packages.", type="preference")
+    rule = vault.remember("Never push to main on Fridays.", type="rule")
+    recall = Recall(vault.root)
+    report = capture.file(vault, turns("Never push to main on Fridays!", "No, we use pnpm for the frontend packages, not yarn."),
+                          recall=recall)
+    assert report.used == [rule.id] and usage.pending(vault.sidecar)[rule.id].used == 1
+    [(_, proposal)] = capture.inbox(vault)
+    assert proposal.ids == [report.proposed[0], old.id]
+    capture.decide(vault, [1], accept=True)
+    assert vault.get(old.id).superseded_by == report.proposed[0]
+
+
+def test_auto_accepts_the_explicit_statements(vault):
+    report = capture.file(vault, turns("Bundan sonra testleri pnpm ile çalıştır.", "Asla main'e doğrudan push etme."),
+                          auto=True)
+    assert len(report.accepted) == 2 and capture.inbox(vault) == []
+    assert git_subjects(vault.root)[:2] == ["hafiza: capture asla-main-e-dogrudan-push-etme",
+                                            "hafiza: capture bundan-sonra-testleri-pnpm-ile-calistir"]
+
+
+def test_a_statement_holding_a_secret_is_never_proposed(vault):
+    token = dict(SECRETS)["github-classic"]
+    report = capture.file(vault, turns(f"Remember that {token}"))
+    assert report.proposed == [] and report.skipped == 1
+
+
+def test_a_branch_written_by_another_run_meanwhile_is_refused(vault):
+    review = Review(vault, actor="capture")
+    actions = [capture._action(vault, find("Never push to main on Fridays.")[0], turns("x")[0], "k", vault.taken(),
+                               [], None)]
+    name = review.start("capture")
+    review.propose_all(name, actions)
+    with pytest.raises(GitError, match="moved"):
+        vault.git.commit_chain(name, vault.git.head(), [(actions[0].files, "x")])
+
+
+# ---- the command line
+
+def test_inbox_commands(vault, home):  # noqa: F811
+    env = {"HOME": str(home)}
+    run_cli("sessions", "import", env=env)
+    out = run_cli("inbox", "file").stdout
+    assert out.startswith("9 session(s): 4 proposed on capture/")
+    listed = json.loads(run_cli("inbox", "--json").stdout)
+    assert [p["number"] for p in listed] == [1, 2, 3, 4]
+    assert {p["subject"] for p in listed} >= {"capture our-ci-runs-on-buildkite"}
+    assert "rejected" in run_cli("inbox", "reject", "1", "--why", "a test").stdout
+    assert run_cli("inbox", "accept", "1", "2").stdout.count("accepted as") == 2
+    missing = run_cli("inbox", "accept", "7", check=False)
+    assert missing.returncode == 1 and missing.stderr.strip() == "Error: the inbox has no item 7; it has 1"
+    assert run_cli("inbox", "file").stdout.startswith("0 session(s): 0 proposed")
+    assert "Usage: hafiza inbox file" in run_cli("inbox", "file", "--help").stdout
+
+
+def test_a_growing_session_is_filed_from_where_it_stopped(vault, home):  # noqa: F811
+    from hafiza.skills import sources
+    from hafiza.skills.conversations import Conversations
+    from test_sessions import CLAUDE, user_line, where
+
+    conversations = Conversations(vault.root)
+    conversations.ingest(sources.files(where(home)))
+    count, first = capture.file_sessions(vault, conversations, recall=Recall(vault.root), auto=True)
+    assert count == 9 and len(first.accepted) == len(first.proposed) == 4
+    with open(home / CLAUDE, "a", encoding="utf-8") as fh:  # the session goes on, and ends again
+        fh.write(user_line("231c160a-4a98-48bf-a1dd-879920902d70", "From now on write the changelog in English."))
+    conversations.ingest(sources.files(where(home)))
+    count, second = capture.file_sessions(vault, conversations, recall=Recall(vault.root),
+                                          only=sorted(conversations.touched))
+    assert count == 1 and second.proposed == ["from-now-on-write-the-changelog-in-english"]
+    assert second.used == []  # what was filed before is not taken for a restatement of itself
