@@ -9,6 +9,7 @@ counts too: when it changed, at most once a minute.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from hafiza.vault.paths import SIDECAR
 from .session import SPOOL
 
 OPENCODE_EVERY = 60.0  # seconds between readers started only because opencode's database moved
+CAPTURE_DAYS = 2  # the background reader proposes memories from sessions whose last turn is this recent
 
 
 def spool_size(root: Path) -> int:
@@ -118,7 +120,11 @@ def _capture(root: Path, conversations) -> None:
 
     vault = writable(root, "capture").require()
     recall, _ = open_recall(root, "keyword")
-    count, report = file_sessions(vault, conversations, recall=recall, only=sorted(conversations.touched))
+    # Sessions of the last days only: the first read of a client's history (opencode's database holds all of
+    # it) would otherwise fill the inbox with months of old statements. `hafiza inbox file --since` files those.
+    since = dt.date.today() - dt.timedelta(days=CAPTURE_DAYS)
+    count, report = file_sessions(vault, conversations, since=since, recall=recall,
+                                  only=sorted(conversations.touched))
     if report.proposed or report.used:
         log(root, f"capture: {len(report.proposed)} proposed from {count} sessions on {report.branch}; "
                   f"{len(report.used)} restated memories marked used")

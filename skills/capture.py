@@ -148,8 +148,9 @@ def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[o
 
 
 def file_sessions(vault, conversations, sessions=(), since=None, recall=None, auto: bool = False, only=None):
-    """File imported sessions: `sessions` whole, else the turns not filed yet of every session (with turns
-    since `since`; of those in `only`, when given): (how many sessions, Report). How many turns of each were filed is kept in
+    """File imported sessions: `sessions` whole, else the turns not filed yet of every session with turns
+    since `since` (of those in `only`, when given: those whose last turn is since `since`): (how many
+    sessions, Report). How many turns of each were filed is kept in
     .hafiza/conversations/filed.json, so a session read again as it grows (a compaction, then its end)
     is filed from where the last filing stopped and a restatement is not counted twice."""
     import json
@@ -166,7 +167,9 @@ def file_sessions(vault, conversations, sessions=(), since=None, recall=None, au
         todo = [t for turns in chosen.values() for t in turns]
     else:
         names = conversations.sessions(since) if only is None else only
-        chosen = {s: turns for s in names if filed.get(s, 0) < len(turns := conversations.show(s))}
+        recent = since.isoformat() if since is not None and only is not None else ""  # ISO dates compare as text
+        chosen = {s: turns for s in names if filed.get(s, 0) < len(turns := conversations.show(s))
+                  and turns[-1].time[:10] >= recent}
         todo = [t for s, turns in chosen.items() for t in turns[filed.get(s, 0):]]
     report = file(vault, todo, recall=recall, auto=auto)
     filed.update({s: len(turns) for s, turns in chosen.items()})

@@ -181,7 +181,8 @@ def run_hook(client: str, event: str, payload: dict, env=None) -> str:
     return proc.stdout
 
 
-def test_ended_sessions_are_read_from_the_spool(vault, home):
+def test_ended_sessions_are_read_from_the_spool(vault, home, monkeypatch):
+    monkeypatch.setattr(ingest, "CAPTURE_DAYS", 10**5)  # the fixture sessions are of 2026-12-01
     run_hook("claude-code", "SessionEnd", end_event("231c160a", home / CLAUDE))
     run_hook("codex", "SessionEnd", end_event("01a233a6", home / CODEX))
     assert Conversations(vault.root).count() == 0  # the hook only spools
@@ -283,3 +284,15 @@ def test_search_sessions_over_mcp(vault, home):
             assert bad.is_error and "since" in bad.content[0].text
 
     anyio.run(main)
+
+
+def test_the_background_reader_proposes_only_from_recent_sessions(vault, home, monkeypatch):
+    # A first read of a client's whole history (opencode's database) must not fill the inbox: it is
+    # indexed for search, and filed only on request (`hafiza inbox file --since`).
+    from hafiza.skills.capture import inbox
+
+    monkeypatch.setattr(ingest, "CAPTURE_DAYS", -1)  # every session is older than that
+    run_hook("claude-code", "SessionEnd", end_event("231c160a", home / CLAUDE))
+    ingest.main([str(vault.root)])
+    assert Conversations(vault.root).search("deploy production Buildkite")
+    assert not list(inbox(vault))
