@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 START, END = "<!-- hafiza-conflict ", "<!-- /hafiza-conflict -->"
 KEEP = ("ours", "theirs", "both")
@@ -33,12 +32,17 @@ HINTS = {"body": "two machines changed this text; `hafiza resolve {id} --keep ou
                     "{id}`) gives it an id of its own"}
 
 
-@dataclass
 class Fence:
-    kind: str       # body | same-id
-    info: dict      # what the fence's header says (for same-id: the other memory's frontmatter as `meta`)
-    text: str       # the other side's text
-    span: tuple[int, int]
+    """One fenced second text. A plain class: the cold hook indexes through this module, and importing
+    dataclasses would cost every prompt a few ms."""
+
+    __slots__ = ("kind", "info", "text", "span")
+
+    def __init__(self, kind: str, info: dict, text: str, span: tuple[int, int]):
+        self.kind = kind    # body | same-id
+        self.info = info    # what the fence's header says (for same-id: the other memory's frontmatter as `meta`)
+        self.text = text    # the other side's text
+        self.span = span    # where the fence stands in the body
 
 
 def fence(kind: str, text: str, memory_id: str, **info) -> str:
