@@ -14,8 +14,8 @@ memories, and its sync of a hand edit held three more copies). Mapped, they are 
 shared, given back under memory pressure, never a private copy. Loading checks the CRC by reading
 the file and a write reads the rows it keeps, so only a search pages the map in. Q15 halves the
 bytes and kept every cosine within 4e-5 of float32's (bench/recall: the same recall figures);
-float16 does as well, but numpy widens it to float32 ~20x slower than int16 (no SIMD float16 cast
-on x86): scoring 100,000 memories took ~350 ms instead of ~45. Figures:
+float16 does as well, but numpy widens it to float32 ~10x slower than int16 (no SIMD float16 cast
+on x86): scoring 100,000 memories took ~800 ms instead of ~90 (a loaded machine). Figures:
 bench/results/vector-memory-2026-12-01.md.
 
 Both files are replaced atomically (temp file + os.replace), the rows first; a map of the old
