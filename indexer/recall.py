@@ -176,7 +176,8 @@ class Recall:
         if q.mode != "keyword":
             self._meaning(view, q.text, q.scope, cands)
         hits = self._score(cands, q.mode, q.today, q.exclude)
-        return (apply_floor(hits, q.mode, q.floor) if q.floor else hits)[:q.limit]
+        hits = (apply_floor(hits, q.mode, q.floor) if q.floor else hits)[:q.limit]
+        return [h._replace(snippet=view.snippet(h.id, cands[h.id].doc)) for h in hits]
 
     def view(self, sync: bool = True) -> View:
         """The open reader on the current index, kept while the index object stays the same."""

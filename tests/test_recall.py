@@ -402,3 +402,15 @@ def test_vectors_of_another_embedder_are_not_used_and_search_says_so(hybrid, vau
     out = run_cli("search", "staging server port", "--mode", "meaning", "--all-scopes",
                   env={"HAFIZA_EMBEDDER": "hash"})
     assert "staging" in out.stdout and not out.stderr
+
+
+def test_a_prepared_view_keeps_documents_without_snippets_and_hits_still_carry_them(vault):
+    # The warm process reads every document once (prepare) and keeps it without what ranking does not
+    # read; the few hits a search returns get their snippet from the index.
+    vault.remember("Deploy to production only from main, after CI is green.", title="Production deploys")
+    cold = Recall(vault.root).search("production deploys main")
+    warm = Recall(vault.root)
+    warm.prepare()
+    assert all("snippet" not in doc for doc in warm.view()._docs.values())
+    assert [h.snippet for h in warm.search("production deploys main")] == [h.snippet for h in cold]
+    assert cold[0].snippet.startswith("Deploy to production only from main")
