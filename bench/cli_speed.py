@@ -63,7 +63,7 @@ def measure(size: int, runs: int, python: str, interpreter: str) -> dict:
     hafiza = [python, "-m", "hafiza.cli.main"]
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         vault = Path(tmp) / "vault"
-        env = {**os.environ, "hafiza_VAULT": str(vault)}
+        env = {**os.environ, "HAFIZA_VAULT": str(vault)}
         items = Path(tmp) / "memories.jsonl"
         items.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in gen.memories(size)))
         subprocess.run([*hafiza, "init"], env=env, check=True, capture_output=True)
