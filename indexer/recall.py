@@ -131,8 +131,7 @@ class Recall:
         except FileNotFoundError:
             if self._vectors_stamp != "missing":  # say it once, not on every search of a long-lived process
                 self._vectors_stamp = "missing"
-                self.index.notice("there are no vectors yet (.hafiza/ was removed, or never built): meaning "
-                                  "search finds nothing until `hafiza reindex` or the next write")
+                self.index.notice(self._why_no_vectors())
             self._vectors = None
             return None
         if stamp != self._vectors_stamp:
@@ -144,6 +143,17 @@ class Recall:
                 self.index.notice(f"the vectors are damaged or not made by {e.name} {e.version}: search is "
                                   "keyword-only until the next write or `hafiza reindex`")
         return self._vectors
+
+    def _why_no_vectors(self) -> str:
+        from hafiza.vault.lock import is_held
+
+        from .refresh import VECTORS_LOCK
+
+        if is_held(self.index.sidecar / VECTORS_LOCK):  # a write's background embedding, under way
+            return ("the meaning channel is being built in the background (a write just started it): this "
+                    "search used keywords only")
+        return ("there are no vectors yet (.hafiza/ was removed, or never built): meaning search finds "
+                "nothing until `hafiza reindex` or the next write")
 
     def search(self, query: str, *, limit: int = 10, mode: str = "keyword", project: str | None = None,
                all_scopes: bool = False, include_inactive: bool = False, today: dt.date | None = None,

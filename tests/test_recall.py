@@ -414,3 +414,19 @@ def test_a_prepared_view_keeps_documents_without_snippets_and_hits_still_carry_t
     assert all("snippet" not in doc for doc in warm.view()._docs.values())
     assert [h.snippet for h in warm.search("production deploys main")] == [h.snippet for h in cold]
     assert cold[0].snippet.startswith("Deploy to production only from main")
+
+
+def test_a_search_while_the_vectors_are_first_built_says_so(vault):
+    from hafiza.indexer.refresh import VECTORS_LOCK
+    from hafiza.vault.lock import claim
+
+    vault.remember("Deploy to production only from main.", title="Production deploys")
+    said = []
+    (vault.root / ".hafiza").mkdir(exist_ok=True)
+    held = claim(vault.root / ".hafiza" / VECTORS_LOCK)  # as a write's background embedding holds it
+    try:
+        assert Recall(vault.root, HashEmbedder(), notice=said.append).vectors() is None
+    finally:
+        os.close(held)
+    assert Recall(vault.root, HashEmbedder(), notice=said.append).vectors() is None
+    assert "being built in the background" in said[0] and "no vectors yet" in said[1]
