@@ -27,7 +27,7 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from .errors import SecretRefused
-from .tokens import (CLASS_PATTERNS, HEX32, NEEDLES, PATTERNS, PREFIXED, PREFIXES, TWILIO_SID, is_example, lazy,
+from .tokens import (CLASS_PATTERNS, HEX32, NEEDLES, PATTERNS, PREFIXED, PREFIXES, TWILIO_SID, Lazy, is_example,
                      is_placeholder)
 
 
@@ -38,10 +38,10 @@ class Scan(NamedTuple):
     examples: list[str]
 
 
-_PEM_BEGIN = lazy(r"-----BEGIN ([A-Z0-9 ]{1,60})-----")
-_PEM_END = lazy(r"-----END [A-Z0-9 ]{1,60}-----")
+_PEM_BEGIN = Lazy(r"-----BEGIN ([A-Z0-9 ]{1,60})-----")
+_PEM_END = Lazy(r"-----END [A-Z0-9 ]{1,60}-----")
 # Lines after a BEGIN line with no END: base64 and the old encrypted-key headers. Each repeat eats a line break.
-_PEM_BODY = lazy(r"(?:\r?\n[ \t]*(?:[A-Za-z0-9+/]{16,}={0,2}|Proc-Type:[^\n]*|DEK-Info:[^\n]*)[ \t]*)*")
+_PEM_BODY = Lazy(r"(?:\r?\n[ \t]*(?:[A-Za-z0-9+/]{16,}={0,2}|Proc-Type:[^\n]*|DEK-Info:[^\n]*)[ \t]*)*")
 PEM_MAX_BYTES = 100_000  # an END further away than this belongs to some other block
 
 # Assignment form: a secret-looking key as the last part of a name, a separator, a value. Matched on the
@@ -55,54 +55,54 @@ _KEY_FORMS = [("pass", r"pass(?:word|wd|wort|phrase)?"), ("pwd", "pwd"), ("secre
               ("credential", r"credentials?"), ("key", "key"), ("anahtar", r"anahtar[ıi]?"),
               ("şifre", r"şifre(?:niz|nız|si|sı|yi|m|n)?"), ("sifre", r"sifre(?:niz|si|yi|m|n)?"),
               ("parola", r"parola(?:nız|niz|sı|si|yı|yi|m|n)?")]
-_ASSIGNS = [(stem, lazy(f"(?P<key>{form}){_ASSIGN_TAIL}", re.X)) for stem, form in _KEY_FORMS]
+_ASSIGNS = [(stem, Lazy(f"(?P<key>{form}){_ASSIGN_TAIL}", re.X)) for stem, form in _KEY_FORMS]
 # `key` and `anahtar` alone are too common: api_key, secretKey, "API anahtarı" count; monkey, key: value do not.
-_KEY_QUALIFIER = lazy(r"(?:api|access|secret|private|signing|encryption|master|client|auth|gizli)[ _.\-]?$")
-_PASSWORD_KEYS = lazy(r"(?i)pass|pwd|[şs]ifre|parola")
-_KEYWORD = lazy(r"(?i)pass|pwd|secret|token|key|[şs]ifre|parola|anahtar|credential")
-_NAMED_KEYWORD = lazy(r"Pass|PASS|Pwd|PWD|Secret|SECRET|Token|TOKEN|Key|KEY|Credential|CREDENTIAL")
-_IDENTIFIER = lazy(r"[\w.]+")
+_KEY_QUALIFIER = Lazy(r"(?:api|access|secret|private|signing|encryption|master|client|auth|gizli)[ _.\-]?$")
+_PASSWORD_KEYS = Lazy(r"(?i)pass|pwd|[şs]ifre|parola")
+_KEYWORD = Lazy(r"(?i)pass|pwd|secret|token|key|[şs]ifre|parola|anahtar|credential")
+_NAMED_KEYWORD = Lazy(r"Pass|PASS|Pwd|PWD|Secret|SECRET|Token|TOKEN|Key|KEY|Credential|CREDENTIAL")
+_IDENTIFIER = Lazy(r"[\w.]+")
 _NOUN_KEYS = ("password", "passwd", "passphrase", "şifre", "sifre", "parola")
 _NAME_CHARS = string.ascii_letters + string.digits + "_-.çğıöşüÇĞİÖŞÜ"
-_EMAIL = lazy(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
-_ATTRIBUTE = lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # settings.SECRET_KEY, self.token
-_DIGIT_OR_SYMBOL = lazy(r"[0-9!@#$%^&*+=?~|]")
+_EMAIL = Lazy(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
+_ATTRIBUTE = Lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # settings.SECRET_KEY, self.token
+_DIGIT_OR_SYMBOL = Lazy(r"[0-9!@#$%^&*+=?~|]")
 
 # Long runs of token characters; checked for entropy below.
-_CANDIDATE = lazy(r"[A-Za-z0-9+/=_\-]{32,}")
-_SEGMENT = lazy(r"[^/]{32,}")
+_CANDIDATE = Lazy(r"[A-Za-z0-9+/=_\-]{32,}")
+_SEGMENT = Lazy(r"[^/]{32,}")
 ENTROPY_BITS = 4.3  # per character; hex (git shas, hashes) tops out at 4.0, English words far lower
 # camelCase identifiers (getUserProfileById2Fa...) have three character classes and high entropy too,
 # but nearly all of their characters sit in word-like runs; in 6,000 random base62 strings of 32-64
 # characters at most 78% did, in long identifiers 85% and more.
-_WORDLIKE = lazy(r"[A-Z]?[a-z]{3,}")
+_WORDLIKE = Lazy(r"[A-Z]?[a-z]{3,}")
 WORDLIKE_SHARE = 0.8
 GENERIC = "long high-entropy string"
 # Words joined by separators (paths, URLs, CSS-module names like ProductCard_container__3kXyZ9aB,
 # Cryptography_HAS_TLSv1_3): most of their parts are words, acronyms, short, or hex (a sha in a URL). Of
 # ~128,000 random base64 and as many base64url strings of 32-64 characters that pass the rules above and have
 # two or more separator runs, 3 and 2 reached a share of 0.6.
-_SEPARATORS = lazy(r"[/_\-+]+")
-_WORD_PART = lazy(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]{1,4}|[0-9a-f]{7,}")
+_SEPARATORS = Lazy(r"[/_\-+]+")
+_WORD_PART = Lazy(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]{1,4}|[0-9a-f]{7,}")
 SEPARATED_WORD_SHARE = 0.6
 # Content addresses and embedded media: sha512-… (npm, SRI), h1:… (go.sum), the start of a PNG or SSH public key.
-_DIGEST_PREFIX = lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
-_DIGEST_BEFORE = lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5|h1|blake2[bs]?)[:=]$")
+_DIGEST_PREFIX = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5)-")
+_DIGEST_BEFORE = Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5|h1|blake2[bs]?)[:=]$")
 _MEDIA = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "PD94bWwg", "JVBERi0", "AAAAB3NzaC1", "AAAAC3NzaC1",
           "AAAAE2VjZHNh")
-_DATA_URI = lazy(r"data:[\w.+\-]{1,60}/[\w.+\-]{1,60}(?:;[\w.+\-]{1,40}=[\w.+\-]{1,100}){0,5};base64,"
+_DATA_URI = Lazy(r"data:[\w.+\-]{1,60}/[\w.+\-]{1,60}(?:;[\w.+\-]{1,40}=[\w.+\-]{1,100}){0,5};base64,"
                        r"[A-Za-z0-9+/=%]*")
 
 # Zero-width and other invisible format characters (U+200B-U+200F, U+2060-U+206F, U+FEFF, soft hyphen...).
-_INVISIBLE = lazy("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+_INVISIBLE = Lazy("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
                         "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3"
                         "\U0001d173-\U0001d17a\U000e0000-\U000e007f]+")
 # A line break inside a token: trailing spaces and backslash, the next line's indentation, then a token character.
 _RUN = r"A-Za-z0-9_\-+/=.:"
 _BREAK = r"[ \t]*(?:\\[ \t]*)?\r?\n[ \t]*(?=[A-Za-z0-9_\-+/=])"
-_WRAP_CONTINUED = lazy(rf"[{_RUN}]{{1,256}}(?P<wrap>{_BREAK})")
+_WRAP_CONTINUED = Lazy(rf"[{_RUN}]{{1,256}}(?P<wrap>{_BREAK})")
 # ASCII in UTF-16: each character then a NUL (little-endian); big-endian read one byte late lacks the last NUL.
-_UTF16_RUN = lazy(rb"(?:[\t\n\r\x20-\x7e]\x00){4,}[\t\n\r\x20-\x7e]?")
+_UTF16_RUN = Lazy(rb"(?:[\t\n\r\x20-\x7e]\x00){4,}[\t\n\r\x20-\x7e]?")
 
 
 def _merge(spans) -> list[tuple[int, int]]:

@@ -27,16 +27,12 @@ class Lazy:
         return getattr(self.compiled, name)
 
 
-def lazy(source, flags: int = 0) -> Lazy:
-    return Lazy(source, flags)
-
-
 START = r"(?<![A-Za-z0-9_\-])"  # not inside a longer run of token characters
 END = r"(?![A-Za-z0-9_\-])"
 
 
 def token_pattern(body: str) -> Lazy:
-    return lazy(f"{START}(?:{body})")
+    return Lazy(f"{START}(?:{body})")
 
 
 # Documented example keys (AWS's AKIAIOSFODNN7EXAMPLE) and fill-ins (ghp_xxxx..., sk-...XXXX, <your-key>).
@@ -46,7 +42,7 @@ _MARKERS = ("example", "sample", "dummy", "placeholder", "redacted", "changeme",
             "…", "<", ">")
 _FILLER = "xX0*.•"
 # Five characters in sequence (12345, abcde): fill-ins like ghp_1234567890abcdefghijklmnopqrstuvwxyz.
-_SEQUENCE = lazy("|".join(alphabet[i:i + 5] for alphabet in (string.digits, string.ascii_lowercase)
+_SEQUENCE = Lazy("|".join(alphabet[i:i + 5] for alphabet in (string.digits, string.ascii_lowercase)
                                 for i in range(len(alphabet) - 4)))
 
 
@@ -95,7 +91,7 @@ _GITLAB_KINDS = ("pat", "dt", "rt", "ptt", "ft", "imt", "oas", "cbt", "soat", "a
 # than the regex, which must start with a lookbehind and so cannot skip ahead to a literal prefix.
 PATTERNS = [
     ("AWS access key id", ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "APKA", "ABIA", "ACCA"),
-     lazy(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|APKA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
+     Lazy(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|APKA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
      _verdict),
     ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      token_pattern(r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,}"), _verdict),
@@ -104,9 +100,9 @@ PATTERNS = [
     ("Slack token", ("xox", "xapp-"), token_pattern(r"xox[abposre]-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9\-]{20,}"),
      _verdict),
     ("Slack webhook", ("hooks.slack.com",),
-     lazy(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}"), _verdict),
+     Lazy(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}"), _verdict),
     ("Discord webhook", ("/api/webhooks/",),
-     lazy(r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/[A-Za-z0-9_\-]{30,}"), _verdict),
+     Lazy(r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/[A-Za-z0-9_\-]{30,}"), _verdict),
     ("Anthropic API key", ("sk-ant-",), token_pattern(r"sk-ant-[A-Za-z0-9_\-]{20,}"), _verdict),
     ("OpenAI API key", ("sk-",), token_pattern(r"sk-(?!ant-)[A-Za-z0-9_\-]{20,}"), _mixed),
     ("Google API key", ("AIza",), token_pattern(r"AIza[A-Za-z0-9_\-]{35}" + END), _verdict),
@@ -114,7 +110,7 @@ PATTERNS = [
      _verdict),
     ("Stripe secret key", ("k_live_", "k_test_", "whsec_"),
      token_pattern(r"[rs]k_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{32,}"), _verdict),
-    ("Twilio API key", ("SK",), lazy(r"(?<![A-Za-z0-9])SK[0-9a-f]{32}(?![A-Za-z0-9])"), _verdict),
+    ("Twilio API key", ("SK",), Lazy(r"(?<![A-Za-z0-9])SK[0-9a-f]{32}(?![A-Za-z0-9])"), _verdict),
     ("SendGrid API key", ("SG.",), token_pattern(r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + END), _verdict),
     ("npm token", ("npm_",), token_pattern(r"npm_[A-Za-z0-9]{36}" + END), _verdict),
     ("PyPI token", ("pypi-AgE",), token_pattern(r"pypi-AgE[A-Za-z0-9_\-]{50,}"), _verdict),
@@ -124,17 +120,17 @@ PATTERNS = [
     ("Mailgun API key", ("key-",), token_pattern(r"key-[0-9a-f]{32}" + END), _verdict),
     # The first part is base64 of the bot's numeric id, so it starts MT, Mj, ... OT.
     ("Discord bot token", ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),
-     lazy(r"(?<![A-Za-z0-9_\-.])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}"
+     Lazy(r"(?<![A-Za-z0-9_\-.])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}"
                 r"(?![A-Za-z0-9_\-.])"), _discord),
-    ("Telegram bot token", (":AA",), lazy(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}" + END), _verdict),
+    ("Telegram bot token", (":AA",), Lazy(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}" + END), _verdict),
     ("Azure storage key", ("AccountKey=", "SharedAccessKey="),
-     lazy(r"(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"), _verdict),
+     Lazy(r"(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"), _verdict),
     ("JSON web token", ("eyJ",), token_pattern(r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
      _verdict),
-    ("bearer token", ("uthorization",), lazy(r"[Aa]uthorization[\"']?:[ \t]{0,4}(?i:bearer|basic|token)"
+    ("bearer token", ("uthorization",), Lazy(r"[Aa]uthorization[\"']?:[ \t]{0,4}(?i:bearer|basic|token)"
                                                    r"[ \t]{1,4}(?P<secret>[A-Za-z0-9._~+/\-]{16,}=*)"), _verdict),
     # An empty user (redis://:pw@host) counts too; the scheme run is bounded so `a-a-a-...` stays linear.
-    ("password in a URL", ("://",), lazy(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,30}://"
+    ("password in a URL", ("://",), Lazy(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,30}://"
                                                r"(?P<user>[^\s/:@]{0,256}):(?P<secret>[^\s/@]{1,256})@"),
      _url_password),
 ]
@@ -146,13 +142,13 @@ PREFIXED = token_pattern(r"(?:sk-|gh[pousr]_|github_pat_|gl(?:pat|dt|rt)-|xox[ab
                    r"|[rs]k_live_|dop_v1_|shpat_)[A-Za-z0-9_\-.*…<>•]{6,120}")
 
 # Twilio: an account SID is an id; with a 32-hex auth token in the same text the pair is a credential.
-TWILIO_SID = lazy(r"(?<![A-Za-z0-9])AC[0-9a-f]{32}(?![A-Za-z0-9])")
-HEX32 = lazy(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+TWILIO_SID = Lazy(r"(?<![A-Za-z0-9])AC[0-9a-f]{32}(?![A-Za-z0-9])")
+HEX32 = Lazy(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
 
-CLASS_PATTERNS = [lazy(p) for p in (r"[a-z]", r"[A-Z]", r"[0-9]")]
+CLASS_PATTERNS = [Lazy(p) for p in (r"[a-z]", r"[A-Z]", r"[0-9]")]
 
 # Values that are not a credential: templates, fill-ins, booleans, and pointers to where the secret lives.
-_PLACEHOLDER = lazy(r"""(?ix)
+_PLACEHOLDER = Lazy(r"""(?ix)
     <|\$[{(A-Za-z_]|\#[0-9a-f]{3,8}$|\{[{A-Za-z_]|%\(|%s$|%[A-Za-z_]\w*%$|\[|[x*•.\-_\#0]+$|\S*?(?:\.\.\.|…)
     |(?:your|my|the|insert|enter|replace|put|some|change)[_\-.]
     |(?:changeme|redacted|removed|hidden|none|null|nil|undefined|empty|true|false|yes|no|on|off|todo|tbd|fixme
