@@ -452,6 +452,16 @@ class GitStore:
             self._run("fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}", env=OFFLINE)
         return self.resolve(tracking)
 
+    def check_out(self, sha: str, track: str | None = None) -> None:
+        """Point the checked-out branch at `sha` and fill the work tree from it: a fresh clone's first
+        checkout, which has nothing to lose. With `track` (remote/branch), the branch follows that."""
+        self._run("reset", "--hard", "--quiet", sha)
+        if track:
+            remote, _, branch = track.partition("/")
+            name = self.current_branch()
+            self._run("config", f"branch.{name}.remote", remote)
+            self._run("config", f"branch.{name}.merge", f"refs/heads/{branch}")
+
     def set_head(self, branch: str) -> None:
         """Check out `branch` before it has a commit (a clone of an empty remote names whatever it guessed)."""
         self._run("symbolic-ref", "HEAD", f"refs/heads/{branch}")
