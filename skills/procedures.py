@@ -1,0 +1,152 @@
+"""Procedures a user repeats, found by counting, never by a model.
+
+From transcripts: each session's tool calls become steps (steps.py); a run of consecutive step templates
+that comes back in at least MIN_SESSIONS distinct sessions on at least MIN_DAYS different days is a
+procedure. Only the longest such runs are kept (a run inside a longer one is the same procedure).
+From the episode log (MCP `record_episode`): a task done successfully at least MIN_SUCCESSES times with no
+failure since.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hafiza.vault import episodes as episode_log
+from hafiza.vault.text import fold_text
+
+from . import transcripts
+from .steps import Step, command_step, steps
+
+MIN_SESSIONS, MIN_DAYS, MIN_SUCCESSES = 3, 2, 3
+MIN_STEPS, MAX_STEPS = 2, 8   # a procedure is at least two steps; longer runs are cut to the first eight
+
+
+@dataclass
+class Seen:
+    """One session (or episode) where the procedure was done."""
+
+    client: str
+    session: str
+    day: str
+    project: str = ""
+    cwd: str = ""
+
+
+@dataclass
+class Procedure:
+    key: str                      # stable across runs: rulings and open proposals compare it
+    source: str                   # transcripts | episodes
+    templates: list[str]
+    steps: list[Step]             # as done the last time, verbatim
+    seen: list[Seen] = field(default_factory=list)
+    task: str = ""                # episodes: the task as recorded
+    notes: list[str] = field(default_factory=list)  # episodes: what happened, the last times
+
+    @property
+    def days(self) -> list[str]:
+        return sorted({s.day for s in self.seen})
+
+    @property
+    def last(self) -> Seen:
+        return max(self.seen, key=lambda s: s.day)
+
+
+def key_of(source: str, what: str) -> str:
+    return f"skill:{source}:" + hashlib.sha256(what.encode("utf-8")).hexdigest()[:16]
+
+
+# ---- from transcripts
+
+def read_sessions(found: list[tuple[str, Path]], since: dt.date | None = None) -> dict[tuple[str, str], list]:
+    """The tool turns of every transcript in `found`, by (client, session), in order; unreadable files skipped."""
+    sessions: dict[tuple[str, str], list] = {}
+    for client, path in found:
+        try:
+            turns = transcripts.read(client, path, {})
+        except transcripts.UNREADABLE:
+            continue
+        for turn in turns:
+            if turn.call is not None and (since is None or turn.time[:10] >= since.isoformat()):
+                sessions.setdefault((turn.client, turn.session), []).append(turn)
+    return {k: sorted(v, key=lambda t: (t.time, t.pos)) for k, v in sessions.items()}
+
+
+def session_steps(turns: list) -> list[Step]:
+    """A session's steps in order, a step repeated at once (a retry) counted once."""
+    out: list[Step] = []
+    for turn in turns:
+        for step in steps(turn.call):
+            if not out or out[-1].template != step.template:
+                out.append(step)
+    return out
+
+
+def from_sessions(sessions: dict[tuple[str, str], list]) -> list[Procedure]:
+    """The procedures recurring in `sessions` (see the module's docstring), most sessions first."""
+    runs: dict[tuple[str, ...], dict[tuple[str, str], tuple[Seen, list[Step]]]] = {}
+    for (client, session), turns in sessions.items():
+        done = session_steps(turns)
+        if len(done) < MIN_STEPS:
+            continue
+        first = turns[0]
+        seen = Seen(client, session, first.time[:10], first.project, first.call.cwd)
+        templates = [s.template for s in done]
+        for start in range(len(done)):
+            for end in range(start + MIN_STEPS, min(start + MAX_STEPS, len(done)) + 1):
+                # the first time in a session counts; a later run of the same steps is the same session
+                runs.setdefault(tuple(templates[start:end]), {}).setdefault((client, session),
+                                                                            (seen, done[start:end]))
+    recurring = {run: found for run, found in runs.items()
+                 if len(found) >= MIN_SESSIONS and len({s.day for s, _ in found.values()}) >= MIN_DAYS}
+    kept: list[tuple[str, ...]] = []
+    for run in sorted(recurring, key=len, reverse=True):
+        if not any(_inside(run, longer) for longer in kept):
+            kept.append(run)
+    out = []
+    for run in kept:
+        found = sorted(recurring[run].values(), key=lambda x: (x[0].day, x[0].session))
+        out.append(Procedure(key_of("transcripts", "\n".join(run)), "transcripts", list(run), found[-1][1],
+                             [seen for seen, _ in found]))
+    return sorted(out, key=lambda p: (-len(p.seen), -len(p.templates), p.key))
+
+
+def _inside(short: tuple, long: tuple) -> bool:
+    n = len(short)
+    return any(long[i:i + n] == short for i in range(len(long) - n + 1))
+
+
+# ---- from the episode log
+
+_CODE = re.compile(r"`([^`\n]{1,300})`")
+
+
+def from_episodes(root: Path, since: dt.date | None = None) -> list[Procedure]:
+    """Tasks done successfully MIN_SUCCESSES times or more since their last failure."""
+    by_task: dict[str, list[dict]] = {}
+    for item in episode_log.read(root):
+        task = " ".join(str(item.get("task", "")).split())
+        if task and item.get("outcome") in ("success", "failure"):
+            by_task.setdefault(fold_text(task), []).append(item)
+    out = []
+    for folded, items in by_task.items():
+        items.sort(key=lambda e: str(e.get("time", "")))
+        failures = [n for n, e in enumerate(items) if e["outcome"] == "failure"]
+        wins = items[failures[-1] + 1:] if failures else items
+        if len(wins) < MIN_SUCCESSES or (since and str(wins[-1].get("time", ""))[:10] < since.isoformat()):
+            continue
+        seen = [Seen("episode", str(e.get("id", "")), str(e.get("time", ""))[:10]) for e in wins]
+        notes = [" ".join(str(e.get("what_happened", "")).split()) for e in wins[-3:]]
+        commands = list(dict.fromkeys(c.strip() for note in notes for c in _CODE.findall(note)))
+        done = [s for s in (command_step(c) for c in commands) if s is not None]
+        out.append(Procedure(key_of("episodes", folded), "episodes", [s.template for s in done], done, seen,
+                             task=" ".join(str(wins[-1]["task"]).split()), notes=notes))
+    return out
+
+
+def find(found: list[tuple[str, Path]], root: Path, since: dt.date | None = None) -> list[Procedure]:
+    """Every recurring procedure: from the transcripts in `found`, then from the vault's episode log."""
+    return from_sessions(read_sessions(found, since)) + from_episodes(root, since)
