@@ -35,13 +35,15 @@ def skills():
 @click.pass_context
 def draft(ctx, since, client, limit, model_spec, budget, project_dirs, as_json):
     """Find procedures repeated in the agents' transcripts and the episode log; draft each as an inert skill,
-    one commit per draft on a review branch `skills/<date>` (never on main)."""
+    one commit per draft on a review branch `skills/<date>` (never on main). An episode's commands are
+    checked in the folder you run it from."""
     from hafiza.skills import drafts, procedures, sources
 
     vault = open_vault(ctx, actor="skills")
     found = procedures.find(sources.files(sources.locations(os.environ), client, since), vault.root, since)
     report = drafts.run(vault, found, provider=provider_of(ctx, vault, model_spec, budget),
-                        projects=projects_of(vault, project_dirs), search_path=os.environ.get("PATH"), limit=limit)
+                        projects=projects_of(vault, project_dirs), search_path=os.environ.get("PATH"), limit=limit,
+                        here=Path.cwd())
     if as_json:
         emit({**report.to_json(), "found": len(found)})
         return

@@ -18,6 +18,7 @@ from pathlib import Path
 from hafiza.vault.answers import InvalidAnswer
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.review import Action, Review
+from hafiza.vault.text import fold_text
 
 from . import gate
 from .procedures import Procedure
@@ -66,7 +67,7 @@ def name_of(procedure: Procedure) -> str:
     """A name from the procedure's own words (what each step runs: `npm run lint` -> lint,
     `./scripts/migrate.sh` -> migrate), at most three; or the episode's task."""
     if procedure.source == "episodes":
-        words = re.findall(r"[a-z0-9]+", _ascii(procedure.task))[:5]
+        words = re.findall(r"[a-z0-9]+", fold_text(procedure.task))[:5]
     else:
         words = [w for step in procedure.steps if step.kind == "run" for w in _said(step.template)[:1]][:3]
     name = "-".join(dict.fromkeys(w for w in words if w))[:48].strip("-") or "procedure"
@@ -81,12 +82,6 @@ def _said(template: str) -> list[str]:
         if re.fullmatch(r"[a-z][a-z0-9-]*", stem) and stem not in GENERIC:
             out.append(stem)
     return out
-
-
-def _ascii(text: str) -> str:
-    from hafiza.vault.text import fold_text
-
-    return fold_text(text)
 
 
 def code_prose(procedure: Procedure) -> dict:
@@ -121,6 +116,8 @@ def render(name: str, prose: dict, procedure: Procedure) -> str:
             lines.append(f"{n}. Edit `{step.path}`" + (f" (files like `{like}`)" if like != step.path else ""))
         else:
             lines.append(f"{n}. Run `{step.text}`")
+    if not procedure.steps:
+        lines.append("No command was recorded; the notes below say what was done.")
     if procedure.notes:
         lines += ["", "## How it went", *(f"- {note[:600]}" for note in procedure.notes)]
     lines += ["", "## Evidence"]
@@ -176,8 +173,10 @@ def make(procedure: Procedure, name: str, provider, project: Path | None, search
 
 
 def run(vault, procedures: list[Procedure], *, provider=None, projects: dict | None = None,
-        search_path: str | None = None, limit: int = MAX_DRAFTS, now: dt.datetime | None = None) -> Report:
-    """Draft up to `limit` of `procedures` not drafted, promoted or rejected before, on one review branch."""
+        search_path: str | None = None, limit: int = MAX_DRAFTS, here: Path | None = None,
+        now: dt.datetime | None = None) -> Report:
+    """Draft up to `limit` of `procedures` not drafted, promoted or rejected before, on one review branch.
+    `here`: the project an episode's commands are checked in (an episode names no folder)."""
     review = Review(vault, actor=ACTOR)
     decided = set(review.rulings()) | review.open_keys()
     report, taken = Report(), set(active_names(vault.root))
@@ -189,7 +188,7 @@ def run(vault, procedures: list[Procedure], *, provider=None, projects: dict | N
         if len(report.drafted) >= limit:
             report.left += 1
             continue
-        draft, found = make(procedure, name, provider, project_of(procedure, projects or {}), search_path,
+        draft, found = make(procedure, name, provider, project_of(procedure, projects or {}, here), search_path,
                             report.notes)
         if draft is None:
             report.refused.append((name, found))
@@ -202,10 +201,11 @@ def run(vault, procedures: list[Procedure], *, provider=None, projects: dict | N
     return report
 
 
-def project_of(procedure: Procedure, projects: dict) -> Path | None:
-    """Where the project of the procedure's last run is on this machine: its folder, or a known project."""
+def project_of(procedure: Procedure, projects: dict, here: Path | None = None) -> Path | None:
+    """Where the project of the procedure's last run is on this machine: its folder, or a known project
+    (for an episode: `here`)."""
     last = procedure.last
-    for folder in (last.cwd, projects.get(last.project)):
+    for folder in (last.cwd, projects.get(last.project) if last.project else here):
         if folder and Path(folder).is_dir():
             return Path(folder)
     return None

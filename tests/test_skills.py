@@ -18,6 +18,7 @@ from hafiza.vault.provider import Budget, OpenAIProvider
 from hafiza.vault.review import Review
 from model_server import ModelServer
 import skill_sessions
+from secrets_corpus import SECRET_VALUES
 
 PLANTED_NAMES = {"release": "pull-changelog-tag", "migration": "db-snapshot-migrate", "frontend": "ci-lint-test"}
 
@@ -166,6 +167,10 @@ def test_the_gate_refuses_built_in_names_bypass_flags_long_bodies_and_missing_pa
     assert any("repetition" in p for p in gate.problems("n-a", "d", "x", "it is useful", [step], tmp_path, None, "3"))
     gone = [command_step("./tools/gone.sh"), command_step("make nothing-here"), step]
     assert any("only 1 of the 3" in p for p in gate.problems("n-a", "d", "x", "3", gone, tmp_path, None, "3"))
+    for secret in [v for v in SECRET_VALUES.values() if "\n" not in v and "'" not in v][:8]:  # a token typed in a command
+        held = command_step(f"curl -H 'Authorization: {secret}' https://ci.example/api")
+        assert any("secret" in p for p in gate.problems("n-a", "d", f"Run `{held.text}`", "3", [step], tmp_path,
+                                                         None, "3"))
     cited = "Run `make changelog`, then see `docs/missing.md` and `deploy/old/run.sh`."
     assert any("only 1 of the 3" in p for p in gate.problems("n-a", "d", cited, "3", [step], tmp_path, None, "3"))
 
@@ -230,7 +235,8 @@ def test_a_task_done_three_times_with_no_failure_since_is_drafted(vault, tmp_pat
     assert [(p.task, len(p.seen)) for p in found_] == [("Rotate staging certs", 3)]
     [p] = found_
     assert [s.text for s in p.steps] == ["make certs"]
-    report = drafts.run(vault, found_, projects={"": tmp_path}, search_path=os.environ.get("PATH"))
+    assert drafts.run(vault, found_, search_path=os.environ.get("PATH")).drafted == []  # no project to check in
+    report = drafts.run(vault, found_, search_path=os.environ.get("PATH"), here=tmp_path)
     assert [d.name for d in report.drafted] == ["rotate-staging-certs"]
     assert "it succeeded 3 times with no failure since" in report.drafted[0].text
 
@@ -282,3 +288,12 @@ def test_promote_into_a_project_and_never_over_another_skill(vault, world, tmp_p
     run_cli("skills", "promote", "pull-changelog-tag", "--project", str(project))
     assert (project / ".claude" / "skills" / "pull-changelog-tag" / "SKILL.md").is_file()
     assert theirs.read_text().endswith("mine\n")
+
+
+def test_the_recorded_real_sessions_hold_no_procedure(vault):
+    """The transcripts recorded from the real clients call only hafiza's MCP tools: nothing to draft."""
+    from test_sessions import FIXTURES
+
+    sessions = procedures.read_sessions(sources.files(sources.locations({"HOME": str(FIXTURES)})))
+    assert sessions and procedures.from_sessions(sessions) == []
+    assert all(procedures.session_steps(turns) == [] for turns in sessions.values())
