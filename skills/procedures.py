@@ -63,7 +63,7 @@ def key_of(source: str, what: str) -> str:
 
 def read_sessions(found: list[tuple[str, Path]], since: dt.date | None = None) -> dict[tuple[str, str], list]:
     """The tool turns of every transcript in `found`, by (client, session), in order; unreadable files skipped."""
-    sessions: dict[tuple[str, str], list] = {}
+    sessions: dict[tuple[str, str], dict] = {}
     for client, path in found:
         try:
             turns = transcripts.read(client, path, {})
@@ -71,8 +71,9 @@ def read_sessions(found: list[tuple[str, Path]], since: dt.date | None = None) -
             continue
         for turn in turns:
             if turn.call is not None and (since is None or turn.time[:10] >= since.isoformat()):
-                sessions.setdefault((turn.client, turn.session), []).append(turn)
-    return {k: sorted(v, key=lambda t: (t.time, t.pos)) for k, v in sessions.items()}
+                # a message written again as it updates (Gemini CLI) is one call: the last line wins
+                sessions.setdefault((turn.client, turn.session), {})[turn.key] = turn
+    return {k: sorted(v.values(), key=lambda t: (t.time, t.pos)) for k, v in sessions.items()}
 
 
 def session_steps(turns: list) -> list[Step]:

@@ -24,7 +24,6 @@ LOOKING = {"ls", "cat", "pwd", "cd", "echo", "head", "tail", "grep", "rg", "find
            "tree", "sed", "awk", "sort", "uniq", "stat", "file", "true", "clear", "history", "env", "printenv",
            "type", "whoami", "date", "diff"}
 GIT_LOOKING = {"status", "diff", "log", "show", "branch", "remote", "rev-parse", "blame", "describe", "ls-files"}
-SEPARATORS = {"&&", ";", "\n"}
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+)$", re.M)
 _NUMBERED = re.compile(r"\d")
 ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -63,26 +62,26 @@ def shell_text(args) -> str:
 
 
 def segments(command: str) -> list[str]:
-    """The commands of a command line, split at `&&`, `;` and new lines (a pipe or `||` stays in its command)."""
-    out, current = [], []
-    try:
-        lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:  # an unclosed quote: the line as one command
-        return [command.strip()] if command.strip() else []
-    for token in tokens:
-        if token in SEPARATORS:
-            out.append(current)
-            current = []
-        else:
-            current.append(token)
-    out.append(current)
-    return [shlex.join(words) if any(_needs_quotes(w) for w in words) else " ".join(words) for words in out if words]
-
-
-def _needs_quotes(word: str) -> bool:
-    return word not in ("|", "||", ">", ">>", "<", "2>&1", "&") and shlex.quote(word) != word
+    """The commands of a command line, split at `&&`, `;` and new lines outside quotes, each exactly as
+    written (a pipe or `||` stays in its command)."""
+    out, start, quote, n = [], 0, "", 0
+    while n < len(command):
+        c = command[n]
+        if c == "\\" and quote != "'":
+            n += 2
+            continue
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in ";\n" or command.startswith("&&", n):
+            out.append(command[start:n])
+            n += 2 if c == "&" else 1
+            start = n
+            continue
+        n += 1
+    out.append(command[start:])
+    return [part.strip() for part in out if part.strip()]
 
 
 def command_step(command: str) -> Step | None:

@@ -290,6 +290,39 @@ def test_promote_into_a_project_and_never_over_another_skill(vault, world, tmp_p
     assert theirs.read_text().endswith("mine\n")
 
 
+RECORDED_TOOLS = Path(__file__).parent / "fixtures" / "sessions" / "tools" / "home"
+
+
+def recorded_home(tmp_path) -> Path:
+    """tests/fixtures/sessions/tools/home: one session of each real client (Claude Code 2.1.197, Codex 0.171.0,
+    Gemini CLI 0.61.0, opencode 1.18.33, recorded against the e2e model servers) running the same release
+    steps with its own shell and edit tools; opencode's database built from its SQL dump."""
+    import shutil
+    import sqlite3
+
+    home = tmp_path / "recorded"
+    shutil.copytree(RECORDED_TOOLS, home)
+    data = home / ".local" / "share" / "opencode"
+    with sqlite3.connect(data / "opencode.db") as con:
+        con.executescript((data / "opencode.sql").read_text(encoding="utf-8"))
+    return home
+
+
+def test_each_real_clients_tool_calls_give_the_same_steps(tmp_path):
+    home = recorded_home(tmp_path)
+    sessions = procedures.read_sessions(sources.files(sources.locations({"HOME": str(home)})))
+    assert sorted(client for client, _ in sessions) == ["claude-code", "codex", "gemini", "opencode"]
+    templates = {client: [s.template for s in procedures.session_steps(turns)] for (client, _), turns in sessions.items()}
+    release = ["run make changelog", "edit CHANGELOG.md", "run git tag -a <n> -m <text> || echo no-repo"]
+    # Codex 0.171 offers a model it does not know only exec_command (no apply_patch): no edit step there
+    assert templates == {"claude-code": release, "gemini": release, "opencode": release,
+                         "codex": [release[0], release[2]]}
+    texts = {client: procedures.session_steps(turns)[-1].text for (client, _), turns in sessions.items()}
+    assert texts["codex"] == 'git tag -a v1.4.3 -m "Release 1.4.3" || echo no-repo'  # verbatim, its own quotes
+    assert {t.call.cwd for turns in sessions.values() for t in turns} == {"/home/dev/project"}
+    assert procedures.from_sessions(sessions) == []  # four sessions, but all on one day
+
+
 def test_the_recorded_real_sessions_hold_no_procedure(vault):
     """The transcripts recorded from the real clients call only hafiza's MCP tools: nothing to draft."""
     from test_sessions import FIXTURES
