@@ -2,7 +2,7 @@
 
 From transcripts: each session's tool calls become steps (steps.py); a run of consecutive step templates
 that comes back in at least MIN_SESSIONS distinct sessions on at least MIN_DAYS different days is a
-procedure. Only the longest such runs are kept (a run inside a longer one is the same procedure).
+procedure. Of runs inside one another only one is kept: the one seen in most sessions, then the longest.
 From the episode log (MCP `record_episode`): a task done successfully at least MIN_SUCCESSES times with no
 failure since.
 """
@@ -103,9 +103,12 @@ def from_sessions(sessions: dict[tuple[str, str], list]) -> list[Procedure]:
                                                                             (seen, done[start:end]))
     recurring = {run: found for run, found in runs.items()
                  if len(found) >= MIN_SESSIONS and len({s.day for s, _ in found.values()}) >= MIN_DAYS}
+    # The run seen in the most sessions wins, the longest among equals. A run inside or around a kept one, or
+    # sharing a step with it in none but its sessions, is the same procedure (a step fewer or more): left out.
     kept: list[tuple[str, ...]] = []
-    for run in sorted(recurring, key=len, reverse=True):
-        if not any(_inside(run, longer) for longer in kept):
+    for run in sorted(recurring, key=lambda r: (-len(recurring[r]), -len(r), r)):
+        if not any(_inside(run, other) or _inside(other, run)
+                   or (set(run) & set(other) and recurring[run].keys() <= recurring[other].keys()) for other in kept):
             kept.append(run)
     out = []
     for run in kept:

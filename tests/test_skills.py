@@ -96,6 +96,23 @@ def test_procedures_recur_in_three_sessions_on_two_days_counted_by_code(world):
     }  # not: seed (2 sessions), terraform (3 sessions, one day), MCP calls, looking around, the fillers
 
 
+def test_of_nested_runs_the_one_seen_most_often_is_the_procedure():
+    from hafiza.skills.transcripts import Turn
+
+    def session(n, day, commands):
+        return [Turn(f"k{n}{i}", "claude-code", f"s{n}", "p", "tool", f"2026-11-{day:02d}T10:00:{i:02d}Z", i, c,
+                     Call("Bash", {"command": c}, "/p")) for i, c in enumerate(commands)]
+
+    base = ["npm ci", "npm run lint", "npm run test"]
+    sessions = {("claude-code", f"s{n}"): session(n, 10 + n, base + (["npm run build"] if n < 3 else []))
+                for n in range(5)}
+    [p] = procedures.from_sessions(sessions)
+    assert [s.text for s in p.steps] == base and len(p.seen) == 5   # not the 4 steps seen in 3 sessions
+    sessions = {k: session(int(k[1][1:]), 10 + int(k[1][1:]), base + ["npm run build"]) for k in sessions}
+    [p] = procedures.from_sessions(sessions)
+    assert len(p.steps) == 4 and len(p.seen) == 5                    # equal counts: the longest
+
+
 def test_since_leaves_older_sessions_out(world):
     home, _ = world
     late = {tuple(p.templates)[0] for p in found(home, dt.date(2026, 11, 22))}
