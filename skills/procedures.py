@@ -88,34 +88,61 @@ def session_steps(turns: list) -> list[Step]:
 
 def from_sessions(sessions: dict[tuple[str, str], list]) -> list[Procedure]:
     """The procedures recurring in `sessions` (see the module's docstring), most sessions first."""
-    runs: dict[tuple[str, ...], dict[tuple[str, str], tuple[Seen, list[Step]]]] = {}
+    done: dict[tuple[str, str], tuple[Seen, list[Step], list[str]]] = {}
     for (client, session), turns in sessions.items():
-        done = session_steps(turns)
-        if len(done) < MIN_STEPS:
-            continue
-        first = turns[0]
-        seen = Seen(client, session, first.time[:10], first.project, first.call.cwd)
-        templates = [s.template for s in done]
-        for start in range(len(done)):
-            for end in range(start + MIN_STEPS, min(start + MAX_STEPS, len(done)) + 1):
-                # the first time in a session counts; a later run of the same steps is the same session
-                runs.setdefault(tuple(templates[start:end]), {}).setdefault((client, session),
-                                                                            (seen, done[start:end]))
-    recurring = {run: found for run, found in runs.items()
-                 if len(found) >= MIN_SESSIONS and len({s.day for s, _ in found.values()}) >= MIN_DAYS}
+        steps_ = session_steps(turns)
+        if len(steps_) >= MIN_STEPS:
+            first = turns[0]
+            seen = Seen(client, session, first.time[:10], first.project, first.call.cwd)
+            done[(client, session)] = (seen, steps_, [s.template for s in steps_])
+    recurring = _recurring(done)
     # The run seen in the most sessions wins, the longest among equals. A run inside or around a kept one, or
     # sharing a step with it in none but its sessions, is the same procedure (a step fewer or more): left out.
     kept: list[tuple[str, ...]] = []
+    holding: dict[str, list[tuple[str, ...]]] = {}  # template -> kept runs with it: only those can cover a run
     for run in sorted(recurring, key=lambda r: (-len(recurring[r]), -len(r), r)):
-        if not any(_inside(run, other) or _inside(other, run)
-                   or (set(run) & set(other) and recurring[run].keys() <= recurring[other].keys()) for other in kept):
+        near = {other for template in set(run) for other in holding.get(template, ())}
+        if not any(_inside(run, other) or _inside(other, run) or recurring[run].keys() <= recurring[other].keys()
+                   for other in near):
             kept.append(run)
+            for template in set(run):
+                holding.setdefault(template, []).append(run)
     out = []
     for run in kept:
-        found = sorted(recurring[run].values(), key=lambda x: (x[0].day, x[0].session))
-        out.append(Procedure(key_of("transcripts", "\n".join(run)), "transcripts", list(run), found[-1][1],
+        found = sorted(((done[k][0], at) for k, at in recurring[run].items()), key=lambda x: (x[0].day, x[0].session))
+        last, at = found[-1]
+        steps_ = done[(last.client, last.session)][1][at:at + len(run)]
+        out.append(Procedure(key_of("transcripts", "\n".join(run)), "transcripts", list(run), steps_,
                              [seen for seen, _ in found]))
     return sorted(out, key=lambda p: (-len(p.seen), -len(p.templates), p.key))
+
+
+def _recurring(done: dict) -> dict[tuple[str, ...], dict[tuple[str, str], int]]:
+    """Each run of MIN_STEPS to MAX_STEPS templates in MIN_SESSIONS sessions on MIN_DAYS days: the sessions
+    and where it starts in each. Level by level: a run is only extended where it already recurs, so
+    chance pairs in a long history cost one pass, not eight."""
+    out: dict[tuple[str, ...], dict[tuple[str, str], int]] = {}
+    alive = {key: range(len(templates) - MIN_STEPS + 1) for key, (_, _, templates) in done.items()}
+    for length in range(MIN_STEPS, MAX_STEPS + 1):
+        runs: dict[tuple[str, ...], dict[tuple[str, str], int]] = {}
+        at: list[tuple[tuple[str, str], int, tuple[str, ...]]] = []
+        for key, starts in alive.items():
+            templates = done[key][2]
+            for start in starts:
+                if start + length <= len(templates):
+                    run = tuple(templates[start:start + length])
+                    runs.setdefault(run, {}).setdefault(key, start)  # the first time in a session counts
+                    at.append((key, start, run))
+        frequent = {run: found for run, found in runs.items() if len(found) >= MIN_SESSIONS}
+        out.update((run, found) for run, found in frequent.items()
+                   if len({done[k][0].day for k in found}) >= MIN_DAYS)
+        alive = {}
+        for key, start, run in at:
+            if run in frequent:
+                alive.setdefault(key, []).append(start)
+        if not alive:
+            break
+    return out
 
 
 def _inside(short: tuple, long: tuple) -> bool:

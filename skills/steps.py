@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import NamedTuple
 
@@ -84,17 +85,23 @@ def segments(command: str) -> list[str]:
     return [part.strip() for part in out if part.strip()]
 
 
+@lru_cache(maxsize=65536)  # a history repeats its commands; shlex is most of the time a session's steps take
 def command_step(command: str) -> Step | None:
     """One command as a step, or None when it only looks around."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    while words and ASSIGN.match(words[0]):
-        words = words[1:]
-    if not words or looking(words):
+    words = _words(command)
+    run = words
+    while run and ASSIGN.match(run[0]):
+        run = run[1:]
+    if not run or looking(run):
         return None
-    return Step("run " + " ".join(mask(command)), command, "run")
+    return Step("run " + " ".join(mask(words)), command, "run")
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
 
 
 def looking(words: list[str]) -> bool:
@@ -105,12 +112,9 @@ def looking(words: list[str]) -> bool:
     return program in LOOKING
 
 
-def mask(command: str) -> list[str]:
+def mask(command: str | list[str]) -> list[str]:
     """The words of `command` with what changes between runs replaced (see the module's docstring)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
+    words = _words(command) if isinstance(command, str) else command
     out, program = [], True
     for word in words:
         if ASSIGN.match(word):
