@@ -266,6 +266,7 @@ def test_draft_list_show_promote_and_reject_from_the_command_line(vault, world):
     assert sorted(out["drafted"]) == sorted(PLANTED_NAMES.values()) and out["found"] == 6
     listed = json.loads(run_cli("skills", "list", "--json").stdout)
     assert {(e["name"], e["state"]) for e in listed} == {(n, "draft") for n in PLANTED_NAMES.values()}
+    listed_branch = listed[0]["branch"]
     shown = run_cli("skills", "show", "ci-lint-test").stdout
     assert shown.startswith("---\nname: ci-lint-test\n") and "1. Run `npm ci`" in shown
 
@@ -286,6 +287,8 @@ def test_draft_list_show_promote_and_reject_from_the_command_line(vault, world):
     again = json.loads(run_cli("skills", "draft", "--json").stdout)
     assert again["drafted"] == [] and again["known"] == 3   # promoted, rejected, still open
 
+    accepted = run_cli("review", "accept", listed_branch, check=False)
+    assert accepted.returncode == 1 and "skills promote NAME" in accepted.stderr  # never a draft on main
     missing = run_cli("skills", "promote", "nope", check=False)
     assert missing.returncode == 3 and "no skill draft named 'nope'" in missing.stderr
     assert "Traceback" not in missing.stderr

@@ -217,6 +217,9 @@ class Review:
 
     def accept(self, branch: Branch, only=()) -> list[tuple[Proposal, str]]:
         """Bring the chosen proposals onto main, one commit each; (proposal, new sha or why not)."""
+        if branch.name.startswith("skills/"):  # a draft accepted as it is would be an inert file on main
+            raise HafizaError(f"{branch.name} holds skill drafts: `hafiza skills promote NAME` makes one a skill, "
+                              "`hafiza skills reject NAME` drops it", field="branch")
         results = []
         with self.vault.transaction():
             for proposal in branch.chosen(only):
