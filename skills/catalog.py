@@ -17,7 +17,7 @@ from hafiza.vault.review import Review
 
 from .drafts import ACTIVE, DRAFTS, active_names
 
-INERT = "disable-model-invocation: true\n"
+INERT = "disable-model-invocation: true"
 
 
 class SkillNotFound(MemoryNotFound):
@@ -74,9 +74,10 @@ def _draft(vault, name: str):
 
 
 def active_text(draft: str) -> str:
-    """The draft's text without the flag that kept it inert."""
+    """The draft's text without the flag that kept it inert (its line in the front matter)."""
     head, sep, rest = draft.partition("\n---\n")
-    return head.replace(INERT, "").replace(INERT.strip(), "") + sep + rest if sep else draft.replace(INERT, "", 1)
+    lines = [line for line in head.split("\n") if line.strip() != INERT]
+    return "\n".join(lines) + sep + rest
 
 
 def targets(environ: Mapping[str, str], client: str = "claude-code", project: Path | None = None) -> Path:

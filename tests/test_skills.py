@@ -275,7 +275,8 @@ def test_draft_list_show_promote_and_reject_from_the_command_line(vault, world):
     assert f"installed {installed}" in promoted.stdout
     active = (vault.root / "skills" / "ci-lint-test" / "SKILL.md").read_text()
     assert installed.read_text() == active and "disable-model-invocation" not in active
-    assert active.startswith("---\nname: ci-lint-test\ndescription: ")
+    assert active.startswith("---\nname: ci-lint-test\ndescription: ") and "\n\n---\n" not in active
+    assert active.split("\n---\n", 1)[1] == run_cli("skills", "show", "ci-lint-test").stdout.split("\n---\n", 1)[1]
     assert git_subjects(vault.root)[0] == "hafiza: promote skill ci-lint-test"
     assert not (vault.root / "skills" / "drafts").exists()
 
