@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from hafiza.vault.errors import HafizaError
+
 from .app import cli, date_value, emit, open_vault
 from .curate import projects_of, provider_of
 from .sessions import CLIENT_CHOICE
@@ -95,7 +97,7 @@ def show(ctx, name, as_json):
 @click.argument("name")
 @click.option("--client", "target", type=click.Choice(["claude-code", "codex"]), default="claude-code",
               show_default=True, help="Install it where this client reads skills.")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True),
+@click.option("--project", "project_dir", type=click.Path(file_okay=False),
               help="Install it in this project's .claude/skills/ instead of your own ~/.claude/skills/.")
 @click.option("--no-install", is_flag=True, help="Only commit skills/NAME/SKILL.md in the vault.")
 @click.pass_context
@@ -104,7 +106,10 @@ def promote(ctx, name, target, project_dir, no_install):
     installed for the client (Claude Code: ~/.claude/skills/NAME/SKILL.md)."""
     from hafiza.skills.catalog import promote as promoted, targets
 
-    folders = [] if no_install else [targets(os.environ, target, Path(project_dir) if project_dir else None)]
+    if project_dir and not Path(project_dir).expanduser().is_dir():
+        raise HafizaError(f"--project {project_dir}: no such folder", field="project")
+    project_dir = Path(project_dir).expanduser() if project_dir else None
+    folders = [] if no_install else [targets(os.environ, target, project_dir)]
     sha, places = promoted(open_vault(ctx), name, folders)
     click.echo(f"promoted {name} ({sha[:10]})" + "".join(f"\n  installed {p}" for p in places))
 

@@ -306,6 +306,8 @@ def test_promote_into_a_project_and_never_over_another_skill(vault, world, tmp_p
     refused = run_cli("skills", "promote", "pull-changelog-tag", check=False)
     assert refused.returncode == 1 and "already holds a different skill" in refused.stderr
     assert not (vault.root / "skills" / "pull-changelog-tag").exists()  # nothing committed
+    nowhere = run_cli("skills", "promote", "pull-changelog-tag", "--project", str(tmp_path / "nowhere"), check=False)
+    assert nowhere.returncode == 1 and "no such folder" in nowhere.stderr
     run_cli("skills", "promote", "pull-changelog-tag", "--project", str(project))
     assert (project / ".claude" / "skills" / "pull-changelog-tag" / "SKILL.md").is_file()
     assert theirs.read_text().endswith("mine\n")
