@@ -28,6 +28,7 @@ COMMANDS = {
     "read": ("list", "log", "search", "show", "stats"),
     "serve": ("mcp",),
     "sessions": ("sessions",),
+    "skills": ("skills",),
     "setup": ("install", "uninstall"),
     "sync": ("remote", "resolve", "sync"),
     "verify": ("verify",),

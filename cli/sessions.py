@@ -74,7 +74,7 @@ def show(ctx, session_id, as_json):
 
     turns = Conversations(vault_root(ctx)).show(session_id)
     if as_json:
-        emit([t._asdict() for t in turns])
+        emit([{k: v for k, v in t._asdict().items() if k != "call"} for t in turns])  # index turns hold no call
         return
     first = turns[0]
     click.echo(f"session {first.session}  {first.client}  {first.project or '-'}  {first.time[:10]}")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import NamedTuple
 
@@ -181,14 +180,8 @@ class Conversations:
         if client != "opencode" and size == entry.get("offset", 0):
             return [], False  # nothing new: not even opened
         try:
-            if client == "opencode":
-                new = transcripts.opencode(path, entry)
-            else:
-                new, read = [], -1
-                while read != entry.get("offset", 0) < size:  # a chunk at a time, until nothing moves
-                    read = entry.get("offset", 0)
-                    new += transcripts.JSONL_READERS[client](path, entry)
-        except (OSError, ValueError, KeyError, sqlite3.Error):
+            new = transcripts.read(client, path, entry, size)
+        except transcripts.UNREADABLE:
             return [], False  # unreadable now (being replaced, locked, not a transcript): the next run retries
         files[key] = entry
         return new, reset

@@ -30,8 +30,19 @@ _INJECTED = re.compile(
 _ESCAPED = re.compile(r"&lt;(hafiza-recall|hafiza-profile)&gt;.*?(?:&lt;/\1&gt;|\Z)", re.S)
 
 
+class Call(NamedTuple):
+    """A tool call as the client wrote it: the tool's name, its arguments (a dict, or the text a
+    free-form tool took, e.g. Codex's apply_patch) and the folder the session ran in."""
+
+    name: str
+    args: object
+    cwd: str
+
+
 class Turn(NamedTuple):
-    """One message of a conversation. `key` is unique per client and session; `pos` orders a session."""
+    """One message of a conversation. `key` is unique per client and session; `pos` orders a session.
+    A tool turn read from a transcript carries its whole `call` (its `text` is cut at TOOL_CHARS);
+    turns read back from the conversation index have none."""
 
     key: str
     client: str
@@ -41,6 +52,7 @@ class Turn(NamedTuple):
     time: str       # ISO 8601, UTC where the client says so
     pos: int
     text: str
+    call: Call | None = None
 
 
 def clean(text: str) -> str:
@@ -102,7 +114,7 @@ def claude(path: Path, state: dict) -> list[Turn]:
             continue
         state.setdefault("session", item.get("sessionId") or path.stem)
         if item.get("cwd"):
-            state["project"] = project_name(item["cwd"])
+            state["project"], state["cwd"] = project_name(item["cwd"]), str(item["cwd"])
         when, key = str(item.get("timestamp", "")), str(item.get("uuid") or at)
         content = message.get("content")
         text = clean(_texts(content))
@@ -110,8 +122,8 @@ def claude(path: Path, state: dict) -> list[Turn]:
             out.append(_turn("claude-code", state, key, kind, when, at, text))
         if kind == "assistant" and isinstance(content, list):
             for n, part in enumerate(c for c in content if isinstance(c, dict) and c.get("type") == "tool_use"):
-                out.append(_turn("claude-code", state, f"{key}:{n}", "tool", when, at,
-                                 _tool(part.get("name"), part.get("input"))))
+                out.append(_tool_turn("claude-code", state, f"{key}:{n}", when, at, part.get("name"),
+                                      part.get("input")))
     return out
 
 
@@ -123,7 +135,7 @@ def codex(path: Path, state: dict) -> list[Turn]:
         payload = item.get("payload") if isinstance(item.get("payload"), dict) else {}
         if item.get("type") == "session_meta":
             state["session"] = str(payload.get("id") or payload.get("session_id") or path.stem)
-            state["project"] = project_name(payload.get("cwd"))
+            state["project"], state["cwd"] = project_name(payload.get("cwd")), str(payload.get("cwd") or "")
             continue
         if item.get("type") != "response_item":
             continue
@@ -134,7 +146,10 @@ def codex(path: Path, state: dict) -> list[Turn]:
                 out.append(_turn("codex", state, str(at), payload["role"], when, at, text))
         elif payload.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
             args = payload.get("arguments") or payload.get("input") or payload.get("action")
-            out.append(_turn("codex", state, str(at), "tool", when, at, _tool(payload.get("name"), args)))
+            if isinstance(args, str) and payload.get("type") == "function_call":
+                args = _json(args) or args  # a function call's arguments are JSON in a string
+            name = payload.get("name") or payload.get("type")
+            out.append(_tool_turn("codex", state, str(at), when, at, name, args))
     return out
 
 
@@ -142,7 +157,9 @@ def gemini(path: Path, state: dict) -> list[Turn]:
     """Gemini CLI: ~/.gemini/tmp/<project>/chats/session-*.jsonl; a message whose id comes again replaces
     the earlier line (the same key), `$set` lines carry the first messages."""
     items, state["offset"] = read_lines(path, state.get("offset", 0))
-    state.setdefault("project", path.parent.parent.name if path.parent.name == "chats" else "")
+    if "project" not in state:
+        state["project"] = path.parent.parent.name if path.parent.name == "chats" else ""
+        state["cwd"] = _gemini_folder(path, state["project"])
     out = []
     for at, item in items:
         if "sessionId" in item and "id" not in item:
@@ -163,16 +180,51 @@ def _gemini_message(message: dict, state: dict, at: int) -> list[Turn]:
     if text:
         out.append(_turn("gemini", state, key, role, when, at, text))
     for n, call in enumerate(c for c in message.get("toolCalls") or [] if isinstance(c, dict)):
-        out.append(_turn("gemini", state, f"{key}:{n}", "tool", when, at, _tool(call.get("name"), call.get("args"))))
+        out.append(_tool_turn("gemini", state, f"{key}:{n}", when, at, call.get("name"), call.get("args")))
     return out
 
 
-def _turn(client: str, state: dict, key: str, role: str, when: str, at: int, text: str) -> Turn:
+def _gemini_folder(path: Path, project: str) -> str:
+    """The folder a Gemini CLI project runs in: ~/.gemini/projects.json maps each folder to its name."""
+    if not project:
+        return ""
+    known = _json(_read_small(path.parent.parent.parent.parent / "projects.json")).get("projects")
+    return next((folder for folder, name in known.items() if name == project), "") if isinstance(known, dict) else ""
+
+
+def _read_small(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8") if path.stat().st_size < (1 << 20) else ""
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _turn(client: str, state: dict, key: str, role: str, when: str, at: int, text: str,
+          call: Call | None = None) -> Turn:
     session = str(state.get("session") or "")
-    return Turn(f"{client}:{session}:{key}", client, session, state.get("project", ""), role, when, at, text)
+    return Turn(f"{client}:{session}:{key}", client, session, state.get("project", ""), role, when, at, text, call)
+
+
+def _tool_turn(client: str, state: dict, key: str, when: str, at: int, name, args) -> Turn:
+    call = Call(str(name or ""), args, str(state.get("cwd") or ""))
+    return _turn(client, state, key, "tool", when, at, _tool(name, args), call)
 
 
 JSONL_READERS = {"claude-code": claude, "codex": codex, "gemini": gemini}
+UNREADABLE = (OSError, ValueError, KeyError, sqlite3.Error)  # what `read` raises for a file it cannot read now
+
+
+def read(client: str, path: Path, state: dict, size: int | None = None) -> list[Turn]:
+    """The turns of one transcript from where `state` says the last read stopped (all of it for a fresh
+    state), a chunk at a time; raises one of UNREADABLE."""
+    if client == "opencode":
+        return opencode(path, state)
+    size = path.stat().st_size if size is None else size
+    new, read_to = [], -1
+    while read_to != state.get("offset", 0) < size:  # until nothing moves
+        read_to = state.get("offset", 0)
+        new += JSONL_READERS[client](path, state)
+    return new
 
 
 def opencode(db: Path, state: dict) -> list[Turn]:
@@ -193,14 +245,13 @@ def opencode(db: Path, state: dict) -> list[Turn]:
         state["updated"] = max(int(state.get("updated", 0)), int(updated))
         part, meta = _json(data), _json(message)
         role = "user" if meta.get("role") == "user" else "assistant"
-        ctx = {"session": session, "project": project_name(directory)}
+        ctx = {"session": session, "project": project_name(directory), "cwd": directory or ""}
         when = _iso(created)
         if part.get("type") == "text" and not part.get("synthetic"):
             texts.setdefault(message_id, [ctx, role, when, created, []])[4].append(str(part.get("text", "")))
         elif part.get("type") == "tool":
             args = (part.get("state") or {}).get("input") if isinstance(part.get("state"), dict) else None
-            out.append(_turn("opencode", ctx, f"{message_id}:{part_id}", "tool", when, created,
-                             _tool(part.get("tool"), args)))
+            out.append(_tool_turn("opencode", ctx, f"{message_id}:{part_id}", when, created, part.get("tool"), args))
     for message_id, (ctx, role, when, created, parts) in texts.items():
         text = clean("\n".join(parts))
         if text:

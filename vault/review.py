@@ -217,6 +217,9 @@ class Review:
 
     def accept(self, branch: Branch, only=()) -> list[tuple[Proposal, str]]:
         """Bring the chosen proposals onto main, one commit each; (proposal, new sha or why not)."""
+        if branch.name.startswith("skills/"):  # a draft accepted as it is would be an inert file on main
+            raise HafizaError(f"{branch.name} holds skill drafts: `hafiza skills promote NAME` makes one a skill, "
+                              "`hafiza skills reject NAME` drops it", field="branch")
         results = []
         with self.vault.transaction():
             for proposal in branch.chosen(only):
@@ -229,6 +232,20 @@ class Review:
                 results.append((proposal, sha))
         self._tidy(branch)
         return results
+
+    def accept_as(self, branch: Branch, proposal: Proposal, files: dict[str, bytes], subject: str,
+                  action: str) -> str:
+        """Settle an open proposal by writing `files` to main in place of its own (a skill draft becomes the
+        skill it drafted), one commit naming the proposal, so the branch counts it accepted; the new sha."""
+        if proposal.state != "open":
+            raise HafizaError(f"action {proposal.number} of {branch.name} is already {proposal.state}")
+        commit = proposal.commit
+        with self.vault.transaction():
+            sha = self._write(files, subject, action, commit.trailers.get("Hafiza-Reason"), commit.body,
+                              _landing(commit), self.vault.actor)
+        proposal.state = "accepted"
+        self._tidy(branch)
+        return sha
 
     def reject(self, branch: Branch, only=(), why: str | None = None) -> list[Proposal]:
         """Record a ruling per chosen proposal, in one commit; the proposals are never made again."""
@@ -280,11 +297,8 @@ class Review:
             result = merge(rel, self.git.blob(parent, rel), ours, self.git.blob(commit.sha, rel))
             if result is not None and result != ours:
                 files[rel] = result
-        trailers = {k: v for k, v in commit.trailers.items()
-                    if k not in ("Hafiza-Action", "Hafiza-Actor", "Hafiza-Reason")}
-        trailers[PROPOSED_IN] = commit.sha
         return self._write(files, commit.subject.removeprefix("hafiza: "), proposal.action,
-                           commit.trailers.get("Hafiza-Reason"), commit.body, trailers,
+                           commit.trailers.get("Hafiza-Reason"), commit.body, _landing(commit),
                            commit.trailers.get("Hafiza-Actor"))
 
     def _current(self, rel: str) -> bytes | None:
@@ -298,6 +312,8 @@ class Review:
             raise Conflict(f"{rel} is {exc.reason}") from None
 
     def _write(self, files: dict[str, bytes], subject, action, reason, body, trailers, actor) -> str:
+        for rel in files:  # a proposal may add a folder (skills/<name>/)
+            (self.vault.root / rel).parent.mkdir(parents=True, exist_ok=True)
         paths = [self.vault.write_bytes(self.vault.root / rel, data) for rel, data in files.items()]
         return self.vault.commit(paths, subject, action, reason, body=body, trailers=trailers, actor=actor)
 
@@ -350,6 +366,12 @@ class Review:
 
     def _ruled(self) -> set[str]:
         return {r["commit"] for r in self._read_rulings() if isinstance(r.get("commit"), str)}
+
+
+def _landing(commit: Commit) -> dict[str, str]:
+    """The trailers of the commit that brings a proposal onto main: its own, and where it was proposed."""
+    trailers = {k: v for k, v in commit.trailers.items() if k not in ("Hafiza-Action", "Hafiza-Actor", "Hafiza-Reason")}
+    return {**trailers, PROPOSED_IN: commit.sha}
 
 
 def pr_body(branch: Branch) -> str:
