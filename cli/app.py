@@ -26,7 +26,7 @@ COMMANDS = {
     "curate": ("curate", "review"),
     "inbox": ("inbox",),
     "read": ("list", "log", "search", "show", "stats"),
-    "serve": ("mcp",),
+    "serve": ("mcp", "token"),
     "sessions": ("sessions",),
     "setup": ("install", "uninstall"),
     "sync": ("remote", "resolve", "sync"),
