@@ -53,8 +53,8 @@ def test_recall_reads_both_vaults_in_one_ranking_each_hit_labelled(teamed, vault
     shown = run_cli("search", "billing production deploy").stdout
     assert "[vault: team]" in shown and "[vault: personal]" in shown
     text = context_of(hook("claude-code", "UserPromptSubmit", PROMPT))  # the cold hook
-    assert "[rule, vault: team] billing-second-reviewer" in text or "vault: team] billing-second-reviewer" in text
-    assert "vault: personal] billing-from-main" in text
+    assert "- [knowledge, vault: team] billing-second-reviewer" in text
+    assert "- [knowledge, vault: personal] billing-from-main" in text
     # Each impression is logged in the vault the memory came from, to be folded there.
     assert "billing-second-reviewer" in (team_folder() / ".hafiza" / "usage.log").read_text()
     assert "billing-second-reviewer" not in (vault.sidecar / "usage.log").read_text()
