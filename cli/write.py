@@ -10,7 +10,7 @@ import click
 from hafiza.vault.errors import HafizaError, SecretRefused
 from hafiza.vault.kinds import TYPES
 
-from .app import cli, emit, open_vault
+from .app import cli, emit, open_vault, settings_of
 
 
 def _text_arg(text: str | None) -> str:
@@ -175,8 +175,16 @@ def forget(ctx, memory_id, reason):
 @click.option("--session", help="Session id, for the usage log.")
 @click.pass_context
 def used(ctx, memory_ids, session):
-    """Record that memories were useful (the only upward usefulness signal)."""
-    open_vault(ctx).record_use(list(memory_ids), session)
+    """Record that memories were useful (the only upward usefulness signal); a team vault's memory
+    counts in that team vault."""
+    from hafiza.vault.teams import PERSONAL, owner, readable
+
+    teams = readable(Path(settings_of(ctx).config))
+    by_vault: dict[str, list[str]] = {}
+    for memory_id in dict.fromkeys(memory_ids):
+        by_vault.setdefault(owner(ctx.obj, teams, memory_id), []).append(memory_id)
+    for name, ids in by_vault.items():
+        open_vault(ctx, to=None if name == PERSONAL else name).record_use(ids, session)
     click.echo(f"recorded use of {len(memory_ids)} memor{'y' if len(memory_ids) == 1 else 'ies'}")
 
 

@@ -29,8 +29,8 @@ from hafiza.indexer.vaults import log_shown
 from hafiza.vault import __version__, episodes, usage
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
-from hafiza.vault.paths import MEMORIES, SIDECAR
-from hafiza.vault.teams import PERSONAL
+from hafiza.vault.paths import SIDECAR
+from hafiza.vault.teams import PERSONAL, owner
 from hafiza.vault.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
                                  MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS)
 from hafiza.vault.store import Vault
@@ -264,15 +264,7 @@ class Memories:
         return writable(root, actor, embedder=self._reader().embedder).require()
 
     def _owner(self, mem_id: str) -> str:
-        """The vault holding `mem_id`: the personal one first, then the team vaults by name; 'personal'
-        when none has a file of that name (the personal vault then says what is wrong with the id)."""
-        from hafiza.vault.ids import is_valid_id
-
-        if is_valid_id(mem_id):
-            for name, root in [(PERSONAL, self.root), *sorted(self.teams.items())]:
-                if (Path(root) / MEMORIES / f"{mem_id}.md").is_file():
-                    return name
-        return PERSONAL
+        return owner(self.root, self.teams, mem_id)
 
     def _root_of(self, name: str) -> Path:
         return self.root if name == PERSONAL else Path(self.teams[name])

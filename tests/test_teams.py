@@ -85,6 +85,10 @@ def test_writes_go_to_the_personal_vault_unless_to(teamed, vault):
     run_cli("remember", "Invoices are generated on the first of the month", "--id", "invoice-day")
     assert (vault.root / "memories" / "invoice-day.md").is_file()
     assert not (team_folder() / "memories" / "invoice-day.md").exists()
+    run_cli("used", "billing-second-reviewer", "invoice-day")  # each use counted in its own vault
+    assert "billing-second-reviewer" in (team_folder() / ".hafiza" / "usage.log").read_text()
+    assert "invoice-day" not in (team_folder() / ".hafiza" / "usage.log").read_text()
+    assert "invoice-day" in (vault.sidecar / "usage.log").read_text()
     bad = run_cli("remember", "--to", "nope", "something to keep", check=False)
     assert bad.returncode != 0 and "no vault named 'nope'" in bad.stderr and "Traceback" not in bad.stderr
 

@@ -77,6 +77,18 @@ def readable(config: Path | None) -> dict[str, Path]:
     return {t.name: t.path for t in load(config, strict=False).values() if is_vault(t.path)}
 
 
+def owner(personal: Path, teams: dict[str, Path], mem_id: str) -> str:
+    """The vault holding the memory `mem_id`: the personal one first, then the team vaults by name;
+    PERSONAL when none has a file of that name (the personal vault then says what is wrong with the id)."""
+    from .ids import is_valid_id
+
+    if is_valid_id(mem_id):
+        for name, root in [(PERSONAL, personal), *sorted(teams.items())]:
+            if (Path(root) / MEMORIES / f"{mem_id}.md").is_file():
+                return name
+    return PERSONAL
+
+
 def save(config: Path, teams: dict[str, Team]) -> None:
     from .files import atomic_write
 
