@@ -72,6 +72,8 @@ class Gate:
             await send(message)
 
         await app(scope, receive, remember_session)
+        if session and scope.get("method") == "DELETE":  # the client ended its session
+            self.owners.pop(session.decode("latin-1"), None)
 
     async def _server(self, user: User):
         """The user's MCP app, made on first use and again when their grants change."""

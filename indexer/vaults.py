@@ -27,6 +27,7 @@ class Vaults:
         from .recall import Recall
 
         extra = {"notice": notice} if notice else {}
+        embedder = OneQuery(embedder) if embedder is not None else None
         self.personal = Recall(root, embedder, **extra)
         self.recalls = {PERSONAL: self.personal, **{name: Recall(path, embedder, **extra)
                                                      for name, path in sorted(teams.items())}}
@@ -92,6 +93,24 @@ class Vaults:
     def close(self) -> None:
         for recall in self.recalls.values():
             recall.close()
+
+
+class OneQuery:
+    """The embedder, keeping its last one-text answer: a search embeds its query once, not once per vault."""
+
+    def __init__(self, embedder):
+        self.inner = embedder
+        self._last = (None, None)
+
+    def __getattr__(self, name):  # name, version, dim... as the embedder has them
+        return getattr(self.inner, name)
+
+    def embed(self, texts):
+        if len(texts) != 1:
+            return self.inner.embed(texts)
+        if self._last[0] != texts[0]:
+            self._last = (texts[0], self.inner.embed(texts))
+        return self._last[1]
 
 
 def log_shown(personal: Path, hits, roots: dict[str, str] | None, session: str | None = None) -> None:

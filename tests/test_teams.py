@@ -60,6 +60,14 @@ def test_recall_reads_both_vaults_in_one_ranking_each_hit_labelled(teamed, vault
     assert "billing-second-reviewer" not in (vault.sidecar / "usage.log").read_text()
 
 
+def test_hybrid_search_reads_each_vaults_vectors(teamed, vault):
+    hits = json.loads(run_cli("search", "billing production deploy", "--mode", "hybrid", "--json", "--explain").stdout)
+    by_id = {h["id"]: h for h in hits}
+    assert by_id["billing-second-reviewer"]["vault"] == "team" and by_id["billing-from-main"]["vault"] == "personal"
+    assert "cosine" in by_id["billing-second-reviewer"]["parts"]  # the team vault's own vectors answered
+    assert (team_folder() / ".hafiza" / "vectors.npy").is_file()
+
+
 def test_the_warm_process_reads_the_team_vault_too(teamed, vault):
     env = {"HAFIZA_EMBEDDER": "none"}
     cold = context_of(hook("claude-code", "UserPromptSubmit", {**PROMPT, "session_id": "c"}, env))
