@@ -6,7 +6,7 @@ import click
 
 from hafiza.vault.errors import HafizaError
 
-from .app import cli, emit, open_vault
+from .app import cli, emit, open_vault, settings_of
 
 KINDS = ("added", "changed", "superseded")
 
@@ -27,8 +27,6 @@ def sync(ctx, remote, as_json):
 
     from hafiza.vault.sync import sync as run
     from hafiza.vault.teams import PERSONAL, load
-
-    from .app import settings_of
 
     teams = sorted(load(Path(settings_of(ctx).config)))
     if not teams:  # one vault: its report as before, and its error as the command's

@@ -177,13 +177,9 @@ def forget(ctx, memory_id, reason):
 def used(ctx, memory_ids, session):
     """Record that memories were useful (the only upward usefulness signal); a team vault's memory
     counts in that team vault."""
-    from hafiza.vault.teams import PERSONAL, owner, readable
+    from hafiza.vault.teams import PERSONAL, by_owner, readable
 
-    teams = readable(Path(settings_of(ctx).config))
-    by_vault: dict[str, list[str]] = {}
-    for memory_id in dict.fromkeys(memory_ids):
-        by_vault.setdefault(owner(ctx.obj, teams, memory_id), []).append(memory_id)
-    for name, ids in by_vault.items():
+    for name, ids in by_owner(ctx.obj, readable(Path(settings_of(ctx).config)), memory_ids).items():
         open_vault(ctx, to=None if name == PERSONAL else name).record_use(ids, session)
     click.echo(f"recorded use of {len(memory_ids)} memor{'y' if len(memory_ids) == 1 else 'ies'}")
 

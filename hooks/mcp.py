@@ -30,7 +30,7 @@ from hafiza.vault import __version__, episodes, usage
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
 from hafiza.vault.paths import SIDECAR
-from hafiza.vault.teams import PERSONAL, owner
+from hafiza.vault.teams import PERSONAL, by_owner, owner
 from hafiza.vault.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
                                  MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS)
 from hafiza.vault.store import Vault
@@ -255,9 +255,9 @@ class Memories:
             raise HafizaError(f"no vault named {to!r} here (vaults: {', '.join([PERSONAL, *sorted(self.teams)])})",
                               field="to")
         for mem_id in about:
-            owner = self._owner(mem_id)
-            if owner != PERSONAL:
-                raise HafizaError(f"{mem_id!r} is in the team vault {owner!r}: a team's memories change through "
+            holder = self._owner(mem_id)
+            if holder != PERSONAL:
+                raise HafizaError(f"{mem_id!r} is in the team vault {holder!r}: a team's memories change through "
                                   "the team (`hafiza promote`, a pull request), not from here", field="id")
         root = self.teams[to] if to not in (None, "", PERSONAL) else self.root
         actor = client_name(ctx) if self.user is None else f"{self.user} via {client_name(ctx)}"
@@ -417,23 +417,21 @@ class Memories:
         with tool_errors():
             if not ids:
                 raise HafizaError("give at least one id", field="ids")
-            by_vault: dict[str, list[str]] = {}
-            for mem_id in dict.fromkeys(ids):  # a team memory's use counts in the team vault
-                by_vault.setdefault(self._owner(mem_id), []).append(mem_id)
             recorded = []
-            for name, found in by_vault.items():
+            for name, found in by_owner(self.root, self.teams, ids).items():  # a team memory counts in its vault
                 recorded += self._vault(to=name).record_use(found)
             return MarkUsedResult(recorded=recorded)
 
     def get(self, id: Annotated[str, Field(description="a memory id from recall or list")]) -> MemoryDetail:
         """One memory in full: text, tags, history links (supersedes / superseded_by), usage counts."""
         with tool_errors():
-            owner = self._owner(id)
-            memory = self._vault(to=owner).get(id)
+            holder = self._owner(id)
+            memory = self._vault(to=holder).get(id)
         counts = usage.total(memory.shown, memory.used, memory.last_used,  # with what is not yet folded
-                             usage.pending(self._root_of(owner) / SIDECAR).get(memory.id))
+                             usage.pending(self._root_of(holder) / SIDECAR).get(memory.id))
         return MemoryDetail(
-            **_ref(memory).model_dump(), vault=owner if self.teams else None, text=memory.body, tags=memory.tags, aliases=memory.aliases,
+            **_ref(memory).model_dump(), vault=holder if self.teams else None, text=memory.body, tags=memory.tags,
+            aliases=memory.aliases,
             created=memory.created.isoformat(), updated=memory.updated.isoformat() if memory.updated else None,
             source=memory.source, shown=counts.shown, used=counts.used,
             last_used=counts.last_used.isoformat() if counts.last_used else None, verified=memory.verified,

@@ -89,6 +89,14 @@ def owner(personal: Path, teams: dict[str, Path], mem_id: str) -> str:
     return PERSONAL
 
 
+def by_owner(personal: Path, teams: dict[str, Path], ids) -> dict[str, list[str]]:
+    """`ids` (each once, in order) grouped by the vault holding them (`owner`)."""
+    grouped: dict[str, list[str]] = {}
+    for mem_id in dict.fromkeys(ids):
+        grouped.setdefault(owner(personal, teams, mem_id), []).append(mem_id)
+    return grouped
+
+
 def save(config: Path, teams: dict[str, Team]) -> None:
     from .files import atomic_write
 
