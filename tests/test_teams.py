@@ -85,6 +85,8 @@ def test_the_warm_process_reads_the_team_vault_too(teamed, vault):
     assert warm == cold and "vault: team] billing-second-reviewer" in warm
     assert "billing-second-reviewer" not in context_of(hook("claude-code", "UserPromptSubmit", PROMPT))
     assert (team_folder() / "memories" / "billing-second-reviewer.md").is_file()  # removed from the list only
+    run_cli("vault", "add", "team", str(teamed))  # added again: the folder left behind is taken back
+    assert "billing-second-reviewer" in run_cli("search", "billing production deploy").stdout
 
 
 def test_writes_go_to_the_personal_vault_unless_to(teamed, vault):

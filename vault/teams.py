@@ -117,10 +117,19 @@ def add(config: Path, data: Path, personal: Path, name: str, source: str) -> Tea
         raise HafizaError(f"a vault named {name!r} is listed already ({teams[name].path}); "
                           f"`hafiza vault remove {name}` first", field="name")
     local = Path(source).expanduser()
+    target = Path(data) / "teams" / name
     if local.is_dir() and is_vault(local):
         team = Team(name, local.resolve())
+    elif is_vault(target):  # cloned before, then removed from the list (`remove` leaves the folder): take it back
+        from .git import GitStore
+
+        was = GitStore(target).remote_url("origin")
+        if was != source:
+            raise HafizaError(f"{target} holds a vault cloned from {was}; move it away or give another name",
+                              field="name")
+        team = Team(name, target.resolve(), source)
     else:
-        team = Team(name, clone(source, Path(data) / "teams" / name).resolve(), source)
+        team = Team(name, clone(source, target).resolve(), source)
     if team.path == Path(personal).resolve():
         raise HafizaError(f"{team.path} is your personal vault; a team vault is another repository", field="source")
     taken = [t.name for t in teams.values() if t.path == team.path]
