@@ -378,6 +378,7 @@ def screen(vault: Path, pool: list[str], cwds: list[Path], scripts: list[Path], 
     """(prompt, cwd, transcript) triples that pass the gate and recall something on the cold path."""
     from hafiza.hooks.entry import recent_turns
     from hafiza.hooks.service import cold
+    from hafiza.indexer.config import Settings
     from hafiza.indexer.gate import silence_reason
     from hafiza.vault.paths import project_of
 
@@ -388,7 +389,7 @@ def screen(vault: Path, pool: list[str], cwds: list[Path], scripts: list[Path], 
             continue
         request = {"op": "recall", "query": prompt, "project": project_of(cwd), "exclude": [],
                    "context": recent_turns(str(script), prompt)}
-        if cold(vault, request)["hits"]:
+        if cold(vault, request, Settings())["hits"]:
             picked.append((prompt, cwd, script))
         if len(picked) >= want:
             break

@@ -127,6 +127,7 @@ import json, sys
 from pathlib import Path
 from hafiza.hooks.entry import recent_turns
 from hafiza.hooks.service import cold
+from hafiza.indexer.config import Settings
 from hafiza.indexer.gate import silence_reason
 from hafiza.vault.paths import project_of
 vault, triples = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
@@ -137,7 +138,7 @@ for prompt, cwd, script in triples:
         continue
     request = {"op": "recall", "query": prompt, "project": project_of(Path(cwd)), "exclude": [],
                "context": recent_turns(script, prompt)}
-    out.append(bool(cold(vault, request)["hits"]))
+    out.append(bool(cold(vault, request, Settings())["hits"]))
 print(json.dumps(out))
 """
 

@@ -26,11 +26,12 @@ COMMANDS = {
     "curate": ("curate", "review"),
     "inbox": ("inbox",),
     "read": ("list", "log", "search", "show", "stats"),
-    "serve": ("mcp",),
+    "serve": ("mcp", "token"),
     "sessions": ("sessions",),
     "skills": ("skills",),
     "setup": ("install", "uninstall"),
     "sync": ("remote", "resolve", "sync"),
+    "teams": ("promote", "vault"),
     "verify": ("verify",),
     "write": ("alias", "edit", "fold", "forget", "import", "remember", "restore", "supersede", "undo", "used"),
 }
@@ -106,16 +107,25 @@ def vault_root(ctx) -> Path:
     return root
 
 
+def team_root(ctx, name: str) -> Path:
+    """The folder of the team vault `name`, from the user's config (never from a project)."""
+    from hafiza.vault.teams import resolve
+
+    return resolve(Path(settings_of(ctx).config), name).path
+
+
 def settings_of(ctx):
     return ctx.meta[SETTINGS]
 
 
-def open_vault(ctx, actor: str = "cli"):
+def open_vault(ctx, actor: str = "cli", to: str | None = None):
     """The vault, opened the one way writers open it: each write also brings the index and vectors up to
-    the files (hafiza.indexer.refresh.writable), and its warnings are printed when the command ends."""
+    the files (hafiza.indexer.refresh.writable), and its warnings are printed when the command ends.
+    `to` names a team vault (`hafiza vault list`) instead of the personal one."""
     from hafiza.indexer.refresh import writable
 
-    vault = writable(ctx.obj, actor, embedder=settings_of(ctx), progress=progress_factory()).require()
+    root = team_root(ctx, to) if to else ctx.obj
+    vault = writable(root, actor, embedder=settings_of(ctx), progress=progress_factory()).require()
     ctx.meta.setdefault(VAULTS, []).append(vault)
     return vault
 

@@ -72,6 +72,7 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
         click.echo("no memories match")
     for hit in hits:
         label = "" if hit.status == "active" else f" [{hit.status}]"
+        label += f" [vault: {inline(hit.vault)}]" if hit.vault else ""  # several vaults were searched
         click.echo(f"{hit.score:8.3f}  {click.style(hit.id, bold=True)}  ({hit.type}){label}  {inline(hit.title)}")
         if explain:
             click.echo("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))

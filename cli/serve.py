@@ -6,7 +6,7 @@ import click
 
 from hafiza.vault.errors import HafizaError
 
-from .app import cli, open_vault, settings_of
+from .app import cli, emit, open_vault, settings_of
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -23,8 +23,10 @@ def _address(value: str) -> tuple[str, int]:
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback hosts only).")
 @click.option("--project", help="Project whose memories recall adds to the global ones "
                                 "(default: the git repo of the cwd).")
+@click.option("--users", is_flag=True, help="With --http: serve the users of `hafiza token list`, each with a "
+                                            "bearer token, their own vault and the team vaults they are granted.")
 @click.pass_context
-def mcp_(ctx, http, project):
+def mcp_(ctx, http, project, users):
     """Run the MCP server: recall, remember, update, add_aliases, supersede, forget, mark_used, get, list,
     profile, record_episode, search_sessions.
 
@@ -36,6 +38,15 @@ def mcp_(ctx, http, project):
     from hafiza.vault.paths import is_vault, project_of
 
     address = _address(http) if http else None
+    if users:
+        if address is None:
+            raise HafizaError("--users serves several people over HTTP: give --http 127.0.0.1:PORT too")
+        from pathlib import Path
+
+        from hafiza.hooks.shared import serve as serve_users
+
+        serve_users(Path(settings_of(ctx).config), settings_of(ctx), address)
+        return
     if not is_vault(ctx.obj):
         from hafiza.vault.store import Vault
 
@@ -43,3 +54,66 @@ def mcp_(ctx, http, project):
         click.echo(f"hafiza: created a vault at {ctx.obj} (none was there)", err=True)
     vault = open_vault(ctx)
     serve(vault.root, project or project_of(), address, settings_of(ctx))
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the users as JSON (never their tokens).")
+@click.pass_context
+def token(ctx, as_json):
+    """The users of a shared server (`hafiza mcp --http HOST:PORT --users`): `token add USER`, `token list`,
+    `token revoke USER`. Tokens are kept hashed in ~/.config/hafiza/users.json (0600)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(token_list, as_json=as_json)
+
+
+@token.command("add")
+@click.argument("user")
+@click.option("--team", "teams", multiple=True, metavar="NAME",
+              help="A team vault (`hafiza vault list`) the user may read and write; repeatable.")
+@click.option("--personal", type=click.Path(file_okay=False),
+              help="The user's personal vault (default: ~/.local/share/hafiza/users/USER, created).")
+@click.pass_context
+def token_add(ctx, user, teams, personal):
+    """Add USER with a new token, printed once: give it to them, it is stored only hashed."""
+    import os
+    from pathlib import Path
+
+    from hafiza.hooks.users import add
+    from hafiza.vault.paths import data_dir
+
+    made, secret = add(Path(settings_of(ctx).config), data_dir(os.environ), user, teams, personal)
+    click.echo(f"added {made.name}: vault {made.vault}; teams: {', '.join(made.teams) or 'none'}", err=True)
+    click.echo("token (shown once; the client sends it as 'Authorization: Bearer <token>'):", err=True)
+    click.echo(secret)
+
+
+@token.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the users as JSON (never their tokens).")
+@click.pass_context
+def token_list(ctx, as_json):
+    """List the users: name, vault, granted team vaults, when added."""
+    from pathlib import Path
+
+    from hafiza.hooks.users import listed
+
+    found = listed(Path(settings_of(ctx).config))
+    if as_json:
+        emit([u.to_json() for u in found])
+        return
+    if not found:
+        click.echo("no users; `hafiza token add USER [--team NAME]` adds one")
+    for u in found:
+        click.echo(f"{u.name:<16} {u.vault}  teams: {', '.join(u.teams) or 'none'}  added {u.created}")
+
+
+@token.command("revoke")
+@click.argument("user")
+@click.pass_context
+def token_revoke(ctx, user):
+    """Revoke USER's token; a running server refuses it from the next request. Their vault stays."""
+    from pathlib import Path
+
+    from hafiza.hooks.users import revoke
+
+    gone = revoke(Path(settings_of(ctx).config), user)
+    click.echo(f"revoked {gone.name}'s token; their vault stays at {gone.vault}")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from .app import cli, emit, open_vault
+from hafiza.vault.errors import HafizaError
+
+from .app import cli, emit, open_vault, settings_of
 
 KINDS = ("added", "changed", "superseded")
 
@@ -18,25 +20,53 @@ def sync(ctx, remote, as_json):
 
     Memories merge field by field (counters add, lists merge, supersede and archive stick); where two
     machines changed the same lines both texts are kept and `hafiza resolve` picks. Without a network
-    nothing is lost: local commits stay and go out with the next sync."""
-    from hafiza.vault.sync import sync as run
+    nothing is lost: local commits stay and go out with the next sync. With team vaults listed
+    (`hafiza vault list`), each is synced after yours, each with its own remote; one that cannot be
+    reached does not stop the others."""
+    from pathlib import Path
 
-    report = run(open_vault(ctx), remote)
-    if as_json:
-        emit(report.to_json())
+    from hafiza.vault.sync import sync as run
+    from hafiza.vault.teams import PERSONAL, load
+
+    teams = sorted(load(Path(settings_of(ctx).config)))
+    if not teams:  # one vault: its report as before, and its error as the command's
+        report = run(open_vault(ctx), remote)
+        emit(report.to_json()) if as_json else _print(report)
         return
+    results, failed = {}, False
+    for name in [PERSONAL, *teams]:
+        try:
+            report = run(open_vault(ctx, to=None if name == PERSONAL else name), remote)
+        except HafizaError as exc:
+            failed, results[name] = True, {"error": exc.message}
+            if not as_json:
+                click.echo(f"{name}: error: {exc.message}", err=True)
+            continue
+        results[name] = report.to_json()
+        if not as_json:
+            click.echo(f"{name}:")
+            _print(report, indent="  ")
+    if as_json:
+        emit({"vaults": results})
+    if failed:
+        ctx.exit(1)
+
+
+def _print(report, indent: str = "") -> None:
     for label, side in (("in", report.came_in), ("out", report.went_out)):
         moved = [f"{len(side[k])} {k}" for k in KINDS if side[k]]
-        click.echo(f"{label:<4}{', '.join(moved) or 'nothing'}")
+        click.echo(f"{indent}{label:<4}{', '.join(moved) or 'nothing'}")
         for kind in KINDS:
             for memory_id in side[kind][:20]:
-                click.echo(f"      {kind:<11}{memory_id}")
+                click.echo(f"{indent}      {kind:<11}{memory_id}")
     if report.pushed:
-        click.echo(f"pushed {report.pushed} commit(s) to {report.remote}" + (" (first push)" if report.first_push else ""))
+        click.echo(f"{indent}pushed {report.pushed} commit(s) to {report.remote}" +
+                   (" (first push)" if report.first_push else ""))
     for note in report.notes:
-        click.echo(f"note: {note}")
+        click.echo(f"{indent}note: {note}")
     if report.conflicts:
-        click.echo(f"{len(report.conflicts)} memory(ies) hold two texts until you pick: `hafiza resolve` lists them")
+        click.echo(f"{indent}{len(report.conflicts)} memory(ies) hold two texts until you pick: `hafiza resolve` "
+                   "lists them")
 
 
 @cli.group(invoke_without_command=True)

@@ -10,7 +10,7 @@ import click
 from hafiza.vault.errors import HafizaError, SecretRefused
 from hafiza.vault.kinds import TYPES
 
-from .app import cli, emit, open_vault
+from .app import cli, emit, open_vault, settings_of
 
 
 def _text_arg(text: str | None) -> str:
@@ -42,18 +42,19 @@ def _memory_json(memory) -> dict:
 @click.option("--id", "id_", help="Use this id instead of one derived from the title.")
 @click.option("--supersedes", multiple=True, help="Id of a memory this one replaces; repeatable.")
 @click.option("--reason", help="Why, recorded in the commit.")
+@click.option("--to", "to", metavar="NAME", help="Write to the team vault NAME (`hafiza vault list`) instead of yours.")
 @click.option("--json", "as_json", is_flag=True, help="Print the new memory as JSON.")
 @click.pass_context
-def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, reason, as_json):
-    """Remember TEXT (or stdin) as a new memory, in one commit."""
-    vault = open_vault(ctx)
+def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, reason, to, as_json):
+    """Remember TEXT (or stdin) as a new memory, in one commit (in your vault, or a team's with --to)."""
+    vault = open_vault(ctx, to=to)
     memory = vault.remember(_text_arg(text), title=title, type=type_, tags=tags, aliases=aliases,
                             scope=scope, id=id_, supersedes=supersedes, reason=reason)
     if as_json:
         emit(_memory_json(memory))
     else:
         extra = f" (supersedes {', '.join(supersedes)})" if supersedes else ""
-        click.echo(f"remembered {memory.id}{extra}")
+        click.echo(f"remembered {memory.id}{extra}" + (f" in the vault {to}" if to else ""))
 
 
 @cli.command("import")
@@ -174,8 +175,12 @@ def forget(ctx, memory_id, reason):
 @click.option("--session", help="Session id, for the usage log.")
 @click.pass_context
 def used(ctx, memory_ids, session):
-    """Record that memories were useful (the only upward usefulness signal)."""
-    open_vault(ctx).record_use(list(memory_ids), session)
+    """Record that memories were useful (the only upward usefulness signal); a team vault's memory
+    counts in that team vault."""
+    from hafiza.vault.teams import PERSONAL, by_owner, readable
+
+    for name, ids in by_owner(ctx.obj, readable(Path(settings_of(ctx).config)), memory_ids).items():
+        open_vault(ctx, to=None if name == PERSONAL else name).record_use(ids, session)
     click.echo(f"recorded use of {len(memory_ids)} memor{'y' if len(memory_ids) == 1 else 'ies'}")
 
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from hafiza.indexer.config import Settings, settings
-from hafiza.vault import projects, usage
+from hafiza.vault import projects
 from hafiza.vault.files import atomic_write
 from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
 
@@ -123,8 +123,10 @@ def prompt_block(event: Event, root: Path, ask) -> str:
     chosen = render.select(reply.get("hits", []), seen)
     text, ids = render.block(chosen)
     if ids:
+        from hafiza.indexer.vaults import log_shown
+
         session.add_seen(sidecar, event.client, event.session, ids)
-        usage.append(sidecar, "shown", ids, event.session)
+        log_shown(root, chosen[:len(ids)], reply.get("vaults"), event.session)  # each in its own vault's log
     return text
 
 
@@ -156,7 +158,7 @@ def cold_asker(found: Settings):
                     return reply
         from .service import cold
 
-        return cold(root, request, found.profile_chars)
+        return cold(root, request, found)
 
     return ask
 

@@ -25,10 +25,12 @@ from hafiza.hooks.render import labels
 from hafiza.indexer.config import Settings
 from hafiza.indexer.config import settings as read_settings
 from hafiza.indexer.recall import MAX_QUERY_CHARS  # a query longer than recall reads is refused, not cut
+from hafiza.indexer.vaults import log_shown
 from hafiza.vault import __version__, episodes, usage
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
 from hafiza.vault.paths import SIDECAR
+from hafiza.vault.teams import PERSONAL, by_owner, owner
 from hafiza.vault.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
                                  MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS)
 from hafiza.vault.store import Vault
@@ -87,10 +89,12 @@ class RecallHit(BaseModel):
     type: str
     status: str
     scope: str
-    labels: list[str] = Field(description="type, plus 'superseded by <id>' or 'unverified: <probe status>' when so")
+    labels: list[str] = Field(description="type, plus 'superseded by <id>' or 'unverified: <probe status>' when so, "
+                                          "and 'vault: <name>' when team vaults are searched too")
     tags: list[str]
     snippet: str = Field(description="the start of the memory's text; `get` returns all of it")
     score: float
+    vault: str | None = Field(default=None, description="the vault it came from: 'personal' or a team's name")
 
 
 class RecallResult(BaseModel):
@@ -113,6 +117,7 @@ class MemoryRef(BaseModel):
 
 
 class MemoryDetail(MemoryRef):
+    vault: str | None = None
     text: str
     tags: list[str]
     aliases: list[str]
@@ -217,10 +222,16 @@ class Memories:
     index and vectors up to it, with the same embedder the reads use.
     """
 
-    def __init__(self, root: Path, project: str | None, settings: Settings):
+    def __init__(self, root: Path, project: str | None, settings: Settings, teams: dict[str, Path] | None = None,
+                 user: str | None = None):
+        from hafiza.vault.teams import readable
+
         self.root = Path(root)
         self.project = project
         self.settings = settings
+        # The team vaults read with the personal one: the user's config, or what a shared server granted `user`.
+        self.teams = readable(Path(settings.config) if settings.config else None) if teams is None else dict(teams)
+        self.user = user
         self._recall = None
         self._mode = "keyword"
         # Tools run in worker threads; the index, embedder and vectors are shared, so one at a time.
@@ -232,13 +243,31 @@ class Memories:
         if self._recall is None:
             from hafiza.indexer.recall import open_recall
 
-            self._recall, self._mode = open_recall(self.root, embedder=self.settings)
+            self._recall, self._mode = open_recall(self.root, embedder=self.settings, teams=self.teams)
         return self._recall
 
-    def _vault(self, ctx: Context | None = None) -> Vault:
+    def _vault(self, ctx: Context | None = None, to: str | None = None, about=()) -> Vault:
+        """The personal vault, or the team vault `to` (one this server reads); `about`: ids the call
+        changes, refused when a team vault holds them (a team's memory changes through the team)."""
         from hafiza.indexer.refresh import writable
 
-        return writable(self.root, client_name(ctx), embedder=self._reader().embedder).require()
+        if to not in (None, "", PERSONAL) and to not in self.teams:
+            raise HafizaError(f"no vault named {to!r} here (vaults: {', '.join([PERSONAL, *sorted(self.teams)])})",
+                              field="to")
+        for mem_id in about:
+            holder = self._owner(mem_id)
+            if holder != PERSONAL:
+                raise HafizaError(f"{mem_id!r} is in the team vault {holder!r}: a team's memories change through "
+                                  "the team (`hafiza promote`, a pull request), not from here", field="id")
+        root = self.teams[to] if to not in (None, "", PERSONAL) else self.root
+        actor = client_name(ctx) if self.user is None else f"{self.user} via {client_name(ctx)}"
+        return writable(root, actor, embedder=self._reader().embedder).require()
+
+    def _owner(self, mem_id: str) -> str:
+        return owner(self.root, self.teams, mem_id)
+
+    def _root_of(self, name: str) -> Path:
+        return self.root if name == PERSONAL else Path(self.teams[name])
 
     def _scope(self, scope: str | None) -> str:
         """A memory's scope from what an agent says: global (default), 'project', project:<name> or <name>."""
@@ -279,11 +308,11 @@ class Memories:
             if not query.strip():
                 raise HafizaError("the query is empty", field="query")
             hits = self._reader().search(query, limit=limit, mode=self._mode, floor=FLOOR, **options)
-        usage.append(self.root / SIDECAR, "shown", [h.id for h in hits])  # impressions, as the hooks log them
+        log_shown(self.root, hits, {name: str(self._root_of(name)) for name in (PERSONAL, *self.teams)})
         return RecallResult(query=query, mode=self._mode, hits=[
             RecallHit(id=h.id, title=inline(h.title), type=h.type, status=h.status, scope=h.scope,
                       labels=[inline(label) for label in labels(h._asdict())], tags=split_field(h.tags),
-                      snippet=inline(h.snippet), score=round(h.score, 6)) for h in hits])
+                      snippet=inline(h.snippet), score=round(h.score, 6), vault=h.vault) for h in hits])
 
     def remember(
         self,
@@ -305,14 +334,17 @@ class Memories:
                                                                   "the fact changed; they are kept as history "
                                                                   "and leave recall", max_length=MAX_SUPERSEDES)] = None,
         claims: Annotated[list[Claim] | None, Field(description=CLAIMS, max_length=MAX_CLAIMS)] = None,
+        to: Annotated[str | None, Field(description="a team vault's name, to save it there for the whole team "
+                                                    "(only when the user asks for that); default: the user's own "
+                                                    "vault")] = None,
     ) -> MemoryRef:
         """Save something to the user's long-term memory, shared with their other agents. Call it when the
         user states a standing rule or preference, tells you about themselves or the project, or when a
         lesson was learned the hard way. If it changes something recalled earlier (a new city, a new
         package manager), pass the old memory's id in `supersedes` in this same call. Never store secrets
         (passwords, API keys, tokens); store where the secret lives instead. One memory per fact."""
-        with tool_errors():
-            vault = self._vault(ctx)
+        with tool_errors(rename={None: "to"} if to else None):
+            vault = self._vault(ctx, to=to)
             memory = vault.remember(text, title=title, type=type, tags=tags or (), aliases=aliases or (),
                                     scope=self._scope(scope), supersedes=supersedes or (),
                                     claims=[c.model_dump() for c in claims or ()])
@@ -330,7 +362,7 @@ class Memories:
         same checks as `remember`. When a fact CHANGED (a new value replacing an old one), use `remember`
         with `supersedes` instead, so the old value stays as history."""
         with tool_errors():
-            vault = self._vault(ctx)
+            vault = self._vault(ctx, about=[id])
             memory = vault.update(id, text, title=title)
         return _ref(memory).model_copy(update={"warnings": vault.warnings})
 
@@ -343,7 +375,7 @@ class Memories:
         """Add search phrases to an existing memory, e.g. when a prompt worded differently missed it, or
         for memories that `list` shows without aliases. Phrases it already has are skipped; one commit."""
         with tool_errors():
-            memory, added = self._vault(ctx).add_aliases(id, aliases)
+            memory, added = self._vault(ctx, about=[id]).add_aliases(id, aliases)
         return AliasResult(id=memory.id, added=added, aliases=memory.aliases)
 
     def supersede(
@@ -358,7 +390,7 @@ class Memories:
         Use it when two memories contradict and the user confirmed which holds; for a brand-new fact, use
         `remember` with `supersedes` instead. Returns the old memory."""
         with tool_errors(rename={"supersedes": "old_id", "id": "new_id"}):
-            old, _ = self._vault(ctx).supersede(old_id, new_id, reason)
+            old, _ = self._vault(ctx, about=[old_id, new_id]).supersede(old_id, new_id, reason)
         return _ref(old)
 
     def forget(
@@ -372,7 +404,7 @@ class Memories:
         history stay (nothing is deleted). If it was replaced by a newer fact, prefer `remember` with
         `supersedes`."""
         with tool_errors(rename={None: "id"}):
-            memory = self._vault(ctx).forget(id, reason)
+            memory = self._vault(ctx, about=[id]).forget(id, reason)
         return _ref(memory)
 
     def mark_used(
@@ -385,16 +417,21 @@ class Memories:
         with tool_errors():
             if not ids:
                 raise HafizaError("give at least one id", field="ids")
-            return MarkUsedResult(recorded=self._vault().record_use(list(dict.fromkeys(ids))))
+            recorded = []
+            for name, found in by_owner(self.root, self.teams, ids).items():  # a team memory counts in its vault
+                recorded += self._vault(to=name).record_use(found)
+            return MarkUsedResult(recorded=recorded)
 
     def get(self, id: Annotated[str, Field(description="a memory id from recall or list")]) -> MemoryDetail:
         """One memory in full: text, tags, history links (supersedes / superseded_by), usage counts."""
         with tool_errors():
-            memory = self._vault().get(id)
-        counts = usage.total(memory.shown, memory.used, memory.last_used,
-                             usage.pending(self.root / SIDECAR).get(memory.id))  # with what is not yet folded
+            holder = self._owner(id)
+            memory = self._vault(to=holder).get(id)
+        counts = usage.total(memory.shown, memory.used, memory.last_used,  # with what is not yet folded
+                             usage.pending(self._root_of(holder) / SIDECAR).get(memory.id))
         return MemoryDetail(
-            **_ref(memory).model_dump(), text=memory.body, tags=memory.tags, aliases=memory.aliases,
+            **_ref(memory).model_dump(), vault=holder if self.teams else None, text=memory.body, tags=memory.tags,
+            aliases=memory.aliases,
             created=memory.created.isoformat(), updated=memory.updated.isoformat() if memory.updated else None,
             source=memory.source, shown=counts.shown, used=counts.used,
             last_used=counts.last_used.isoformat() if counts.last_used else None, verified=memory.verified,
@@ -493,10 +530,13 @@ TOOLS = [("recall", "recall", READ), ("remember", "remember", ADD), ("update", "
 
 
 def create_server(root: Path, project: str | None = None, log_level: str = "WARNING",
-                  settings: Settings | None = None) -> MCPServer:
+                  settings: Settings | None = None, teams: dict[str, Path] | None = None,
+                  user: str | None = None) -> MCPServer:
     """An MCP server over the vault at `root`; `project` is the scope `recall` adds to global by default.
-    The server is an edge: without `settings`, it reads them from the process environment."""
-    memories = Memories(root, project, settings or read_settings())
+    The server is an edge: without `settings`, it reads them from the process environment. `teams`
+    (name -> folder) are the team vaults it reads, the user's config's when None; `user`, on a shared
+    server, is who it serves (hooks/users.py)."""
+    memories = Memories(root, project, settings or read_settings(), teams, user)
     server = MCPServer("hafiza", instructions=INSTRUCTIONS, log_level=log_level, version=__version__)
     for name, method, hints in TOOLS:
         fn = getattr(memories, method)

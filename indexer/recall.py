@@ -355,12 +355,22 @@ def _round(value):
     return round(value, 4) if isinstance(value, float) else value
 
 
-def open_recall(root: Path, mode: str | None = None, embedder=None) -> tuple[Recall, str]:
+def open_recall(root: Path, mode: str | None = None, embedder=None, teams: dict[str, Path] | None = None,
+                notice=None):
     """A Recall for `root` and the mode to use: hybrid when given an embedder, else keyword.
-    `embedder` may be Settings (hafiza.indexer.config), which names one."""
+    `embedder` may be Settings (hafiza.indexer.config), which names one and the user's config folder,
+    whose team vaults (unless `teams` names them) are then searched too (hafiza.indexer.vaults)."""
+    from hafiza.vault.teams import readable
+
     from .config import Settings, embedder as choose
 
     if isinstance(embedder, Settings):
+        teams = readable(Path(embedder.config) if embedder.config else None) if teams is None else teams
         embedder = choose(embedder, mode)
-    recall = Recall(root, embedder)
+    if teams:
+        from .vaults import Vaults
+
+        recall = Vaults(root, teams, embedder, notice)
+    else:
+        recall = Recall(root, embedder, notice)
     return recall, mode or ("hybrid" if embedder is not None else "keyword")

@@ -322,20 +322,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def listening(proc, port: int, log_path, seconds: float = 20) -> None:
+    """Wait until the server process `proc` accepts connections on `port` (its log says why if it died)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.1)
+
+
 def test_http_on_loopback(vault, tmp_path):
     port = free_port()
     log = open(tmp_path / "http.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "hafiza.cli.main", "--vault", str(vault.root), "mcp",
                              "--http", f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "http.log").read_text()
-                time.sleep(0.1)
+        listening(proc, port, tmp_path / "http.log")
 
         async def main():
             async with Client(f"http://127.0.0.1:{port}/mcp", client_info=Implementation(name="http-agent",

@@ -24,6 +24,26 @@ def xdg_vault() -> Path:
     return Path(data) / "hafiza" / "vault"
 
 
+def config_dir(environ=os.environ) -> Path:
+    """The user's hafiza config folder: `$XDG_CONFIG_HOME/hafiza`, else ~/.config/hafiza.
+
+    A relative XDG_CONFIG_HOME is ignored (the XDG spec says so): it would resolve inside whatever
+    folder a command runs in, and a cloned project must never choose where a user's memory goes.
+    """
+    base = environ.get("XDG_CONFIG_HOME") or ""
+    if not os.path.isabs(base):
+        base = os.path.join(environ.get("HOME") or str(Path.home()), ".config")
+    return Path(base) / "hafiza"
+
+
+def data_dir(environ=os.environ) -> Path:
+    """`$XDG_DATA_HOME/hafiza` (~/.local/share/hafiza): where team vaults given by URL are cloned."""
+    base = environ.get("XDG_DATA_HOME") or ""
+    if not os.path.isabs(base):
+        base = os.path.join(environ.get("HOME") or str(Path.home()), ".local", "share")
+    return Path(base) / "hafiza"
+
+
 def resolve_vault(explicit: str | os.PathLike | None = None) -> Path:
     """`--vault` wins, then the environment, then the XDG default."""
     return Path(explicit).expanduser().resolve() if explicit else default_vault().resolve()

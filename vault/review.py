@@ -31,7 +31,8 @@ from .files import NotRegularFile, read_regular
 from .git import Commit, message
 from .merge import Conflict, merge
 
-KINDS = ("curate", "verify", "capture", "skills")  # who may open a review branch: its name's first part
+# Who may open a review branch: its name's first part. `promote` opens one on a team vault (vault/teams.py).
+KINDS = ("curate", "verify", "capture", "skills", "promote")
 RULINGS = "rulings.jsonl"
 MAIN = "main"
 MAX_PROPOSALS = 1000  # a run proposes at most --max-actions (25 by default); this only bounds a walk

@@ -1,0 +1,202 @@
+"""Team vaults: more git repositories, read in the same ranking as the personal vault.
+
+The list lives in the user's config folder (`vaults.json` under paths.config_dir), never in a
+project: a cloned repository must not be able to redirect where a user's memory goes, nor choose
+what is injected into their prompts (issue 15). Each team vault is a vault of its own, with its own
+git repository, remote, index and vectors; hafiza reads them together and writes to one at a time.
+Stdlib only: the prompt path reads the list.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from .errors import HafizaError
+from .paths import MEMORIES, is_vault
+
+FILE = "vaults.json"
+PERSONAL = "personal"  # the label of the user's own vault in a ranking of several; no team may take it
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+
+
+class Team(NamedTuple):
+    name: str
+    path: Path
+    url: str | None = None  # what it was cloned from, when `vault add` was given a URL
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "path": str(self.path), "url": self.url}
+
+
+def check_name(name: str) -> str:
+    """A team vault's name: it labels hits and is typed after --to, so short, lowercase, no spaces."""
+    if not _NAME.fullmatch(name or ""):
+        raise HafizaError(f"{name!r} is not a vault name: use 1-40 lowercase letters, digits, '-' or '_', "
+                          "starting with a letter or digit", field="name")
+    if name == PERSONAL:
+        raise HafizaError(f"{PERSONAL!r} names your own vault; give the team vault another name", field="name")
+    return name
+
+
+def load(config: Path, strict: bool = True) -> dict[str, Team]:
+    """The team vaults listed in `config`/vaults.json, by name ({} when there is no list).
+
+    `strict=False` (the prompt path) skips what it cannot read instead of raising: a hook must
+    still recall from the personal vault when the list is damaged."""
+    path = Path(config) / FILE
+    try:
+        data = json.loads(path.read_bytes())
+        entries = data["vaults"]
+        if not isinstance(entries, dict):
+            raise TypeError("'vaults' is not an object")
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        if strict:
+            raise HafizaError(f"{path} is not a list of vaults ({type(exc).__name__}: {exc}); fix it or "
+                              "remove it and add the vaults again with `hafiza vault add`") from None
+        return {}
+    teams = {}
+    for name, entry in entries.items():
+        try:
+            teams[check_name(name)] = Team(name, Path(entry["path"]), entry.get("url"))
+        except (HafizaError, KeyError, TypeError) as exc:
+            if strict:
+                raise HafizaError(f"{path}: the entry {name!r} is not a vault ({exc}); fix it or remove it "
+                                  f"with `hafiza vault remove {name}`") from None
+    return teams
+
+
+def readable(config: Path | None) -> dict[str, Path]:
+    """Name -> folder of each listed team vault that is there to read (the prompt path: never raises)."""
+    if config is None:
+        return {}
+    return {t.name: t.path for t in load(config, strict=False).values() if is_vault(t.path)}
+
+
+def owner(personal: Path, teams: dict[str, Path], mem_id: str) -> str:
+    """The vault holding the memory `mem_id`: the personal one first, then the team vaults by name;
+    PERSONAL when none has a file of that name (the personal vault then says what is wrong with the id)."""
+    from .ids import is_valid_id
+
+    if is_valid_id(mem_id):
+        for name, root in [(PERSONAL, personal), *sorted(teams.items())]:
+            if (Path(root) / MEMORIES / f"{mem_id}.md").is_file():
+                return name
+    return PERSONAL
+
+
+def by_owner(personal: Path, teams: dict[str, Path], ids) -> dict[str, list[str]]:
+    """`ids` (each once, in order) grouped by the vault holding them (`owner`)."""
+    grouped: dict[str, list[str]] = {}
+    for mem_id in dict.fromkeys(ids):
+        grouped.setdefault(owner(personal, teams, mem_id), []).append(mem_id)
+    return grouped
+
+
+def save(config: Path, teams: dict[str, Team]) -> None:
+    from .files import atomic_write
+
+    Path(config).mkdir(mode=0o700, parents=True, exist_ok=True)
+    data = {"vaults": {t.name: {"path": str(t.path), **({"url": t.url} if t.url else {})}
+                       for t in sorted(teams.values())}}
+    atomic_write(Path(config) / FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+
+
+def add(config: Path, data: Path, personal: Path, name: str, source: str) -> Team:
+    """List a team vault: an existing vault folder as it is, else a git URL (or bare repository)
+    cloned into `data`/teams/NAME. The caller builds its index."""
+    from .store import Vault
+    from .sync import clone
+
+    teams = load(config)
+    if check_name(name) in teams:
+        raise HafizaError(f"a vault named {name!r} is listed already ({teams[name].path}); "
+                          f"`hafiza vault remove {name}` first", field="name")
+    local = Path(source).expanduser()
+    target = Path(data) / "teams" / name
+    if local.is_dir() and is_vault(local):
+        team = Team(name, local.resolve())
+    elif is_vault(target):  # cloned before, then removed from the list (`remove` leaves the folder): take it back
+        from .git import GitStore
+
+        was = GitStore(target).remote_url("origin")
+        if was != source:
+            raise HafizaError(f"{target} holds a vault cloned from {was}; move it away or give another name",
+                              field="name")
+        team = Team(name, target.resolve(), source)
+    else:
+        team = Team(name, clone(source, target).resolve(), source)
+    if team.path == Path(personal).resolve():
+        raise HafizaError(f"{team.path} is your personal vault; a team vault is another repository", field="source")
+    taken = [t.name for t in teams.values() if t.path == team.path]
+    if taken:
+        raise HafizaError(f"{team.path} is listed already as {taken[0]!r}", field="source")
+    Vault.init(team.path)  # the merge driver and .gitignore, as on any vault this machine syncs
+    teams[name] = team
+    save(config, teams)
+    return team
+
+
+def remove(config: Path, name: str) -> Team:
+    """Take a team vault off the list; its folder stays where it is (the tool never deletes a memory)."""
+    teams = load(config)
+    if name not in teams:
+        raise HafizaError(f"no vault named {name!r}; `hafiza vault list` shows them", field="name")
+    team = teams.pop(name)
+    save(config, teams)
+    return team
+
+
+def resolve(config: Path, name: str) -> Team:
+    """The listed team vault `name`, or a clear error."""
+    teams = load(config)
+    if name not in teams:
+        listed = ", ".join(sorted(teams)) or "none yet: `hafiza vault add NAME URL`"
+        raise HafizaError(f"no vault named {name!r} (listed: {listed})", field="to")
+    if not is_vault(teams[name].path):
+        raise HafizaError(f"the vault {name!r} is listed at {teams[name].path}, but no vault is there", field="to")
+    return teams[name]
+
+
+class Promotion(NamedTuple):
+    branch: str
+    memory_id: str
+    pushed_to: str | None  # the team remote's URL, when the branch was pushed (a pull request to open there)
+
+
+def promote(personal, team, memory_id: str, push: bool | None = None, remote: str = "origin") -> Promotion:
+    """Propose the personal memory `memory_id` to the team vault `team` (both `Vault`s) as a review
+    branch on the team vault: a team member accepts it with `hafiza review accept`, or, pushed, the team
+    merges it as a pull request. Its usage counts and history links stay personal. `push` None: push
+    when the team vault has the remote."""
+    from . import model
+    from .review import Action, Review
+
+    memory = personal.get(memory_id)
+    if not memory.active:
+        raise HafizaError(f"{memory_id} is {memory.status}; promote the memory that holds now", field="id")
+    if memory_id in team.require().taken():
+        raise HafizaError(f"the team vault has a memory {memory_id!r} already; `hafiza search` shows both",
+                          field="id")
+    review = Review(team, actor=personal.actor)
+    key = f"promote:{memory_id}"
+    if key in review.rulings():
+        raise HafizaError(f"the team rejected promoting {memory_id} before (rulings.jsonl); edit it and "
+                          "remember it under a new id to propose it again", field="id")
+    if key in review.open_keys():
+        raise HafizaError(f"{memory_id} waits for review on the team vault already (`hafiza review`)", field="id")
+    shared = memory.evolve(shown=0, used=0, last_used=None, supersedes=[], superseded_by=None, path=None)
+    action = Action(action="promote", subject=f"promote {memory_id}", key=key,
+                    files={f"{MEMORIES}/{memory_id}.md": model.dump(shared).encode("utf-8")},
+                    reason="proposed for the team from a personal vault", ids=(memory_id,),
+                    evidence=f"personal memory {memory_id} at {(personal.git.head() or '')[:12]}")
+    name = review.start("promote")
+    review.propose(name, action)
+    url = None
+    if push or (push is None and team.git.remote_url(remote)):
+        url = review.push(review.branch(name), remote)
+    return Promotion(name, memory_id, url)
