@@ -6,7 +6,8 @@ add both sides' increments (the larger alone would lose uses); dates take the
 later, and so does `verified` (the later check); lists merge as sets,
 honouring a removal made on one side; a supersede or archive made on either
 side sticks unless the other side restored the memory since the ancestor.
-Bodies merge three-way by text (`git merge-file`). JSON-lines records
+Bodies merge three-way by text (`git merge-file`). A fact note keeps every
+value either side recorded, newest current (vault/facts.py). JSON-lines records
 (episodes, rulings) merge as a union.
 
 Two callers want different things where both sides changed the same thing:
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 from . import conflicts, model
 from .errors import FrontmatterError
+from .facts import is_fact_path
 
 COUNTERS = ("shown", "used")
 LATEST = ("last_used", "updated")
@@ -59,6 +61,8 @@ def merge(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | Non
         return _union(ours, theirs)
     if is_memory(path):
         return _memory(base, ours, theirs, strict=True).data
+    if is_fact_path(path):
+        return _fact(base, ours, theirs).data
     raise Conflict("both sides changed it")
 
 
@@ -75,9 +79,9 @@ def reconcile(path: str, base: bytes | None, ours: bytes | None, theirs: bytes |
         return Merged(ours if theirs is None else theirs, "deleted on one side and changed on the other: kept")
     if path.endswith(".jsonl"):
         return Merged(_union(ours, theirs))
-    if is_memory(path):
+    if is_memory(path) or is_fact_path(path):
         try:
-            return _memory(base, ours, theirs, strict=False)
+            return _memory(base, ours, theirs, strict=False) if is_memory(path) else _fact(base, ours, theirs)
         except Conflict:
             pass  # a side that does not parse: merged as text below
     return _text(ours, base or b"", theirs)
@@ -94,6 +98,16 @@ def twice(base: bytes, same: bytes) -> bytes:
 
 def is_memory(path: str) -> bool:
     return path.startswith("memories/") and path.endswith(".md") and path.count("/") == 1
+
+
+def _fact(base: bytes | None, ours: bytes, theirs: bytes) -> Merged:
+    """A fact note: every value either side recorded kept, ordered by date (vault/facts.py `merge`)."""
+    from . import facts
+
+    try:
+        return Merged(*facts.merge(base, ours, theirs))
+    except ValueError as exc:
+        raise Conflict(f"a side does not parse ({exc})") from None
 
 
 def _union(ours: bytes, theirs: bytes) -> bytes:

@@ -258,15 +258,19 @@ def parse(text: str, path: Path | None = None) -> Memory:
 def read(path: Path) -> Memory:
     """Read and parse one memory file: a regular file only (never a symlink out of the vault, a FIFO,
     a folder), and no larger than a memory can be."""
+    return parse(read_note(path), path)
+
+
+def read_note(path: Path) -> str:
+    """The text of a vault note (a memory, a fact note); FrontmatterError when it is not a readable regular file."""
     try:
-        text = read_text(path)
+        return read_text(path)
     except NotRegularFile as exc:
         raise FrontmatterError(path, exc.reason) from None
     except UnicodeDecodeError:
         raise FrontmatterError(path, "not UTF-8 text") from None
     except OSError as exc:
         raise FrontmatterError(path, f"unreadable ({exc.strerror or exc})") from None
-    return parse(text, path)
 
 
 def to_metadata(memory: Memory) -> dict:

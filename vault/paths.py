@@ -7,6 +7,7 @@ from pathlib import Path
 
 SIDECAR = ".hafiza"
 MEMORIES = "memories"
+FACTS = "facts"  # one note per entity, with dated history (vault/facts.py)
 WRITE_LOCK = "write.lock"  # in SIDECAR: held by the one writer at a time
 
 

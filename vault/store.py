@@ -334,8 +334,7 @@ class Vault:
 
     def _log(self, paths) -> None:
         """Tell readers which memory files a commit changed, so their index catches up by reading only those."""
-        prefix = f"{MEMORIES}/"
-        names = [p[len(prefix):] for p in map(str, paths) if p.startswith(prefix) and "/" not in p[len(prefix):]]
+        names = [name for name in map(changes.name_of, map(str, paths)) if name]
         self.touched += len(names)
         changes.record(self.root, names)
 
@@ -497,6 +496,14 @@ class Vault:
             path = self.write_file(memory)
             self.commit([path], f"update {memory.id}", "update", reason)
         return memory
+
+    def set_fact(self, entity: str, attribute: str, value: str, since=None, kind: str | None = None,
+                 reason: str | None = None):
+        """Set an attribute in the entity's fact note, the old value kept in its history: one commit
+        (vault/facts.py). Returns (note, change)."""
+        from . import facts
+
+        return facts.set_value(self, entity, attribute, value, since, kind, reason)
 
     def save_draft(self, memory_id: str, text: str) -> Path:
         """Keep a refused edit under .hafiza/drafts/ (never committed), readable by its owner only and

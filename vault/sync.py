@@ -26,11 +26,12 @@ from .errors import FrontmatterError, GitError, HafizaError
 from .files import atomic_write, read_regular
 from .git import message
 from .ids import unique_id
+from .facts import is_fact_path
 from .merge import is_memory, reconcile, twice
-from .paths import MEMORIES
+from .paths import FACTS, MEMORIES
 
 ATTRIBUTES = ".gitattributes"
-RULES = ("memories/*.md merge=hafiza", "*.jsonl merge=hafiza")  # what the driver merges
+RULES = ("memories/*.md merge=hafiza", "*.jsonl merge=hafiza", "facts/*.md merge=hafiza")  # what the driver merges
 REMOTE, BRANCH = "origin", "main"
 MERGED = (MEMORIES, "*.jsonl", "*.md")  # where a merge without the driver may leave conflict markers
 PUSH_TRIES = 3  # another machine pushed between our fetch and our push: fetch and merge again
@@ -181,7 +182,7 @@ def _merge(vault, tip: str | None, remote: str, branch: str, report: Report) -> 
         return
     if head is None or git.is_ancestor(head, tip):
         git.fast_forward(tip)
-        _followed(vault, git.diff_names(head, tip, MEMORIES))
+        _followed(vault, git.diff_names(head, tip, MEMORIES, FACTS))
         return
     bases = git.merge_bases(head, tip)
     try:
@@ -236,7 +237,7 @@ def _finish(vault, report: Report, subject: str, before: str | None = None) -> N
     notes += twins
     report.notes += notes
     git.commit_merge(message(subject, "sync", vault.actor, body="\n".join(f"- {n}" for n in notes)))
-    _followed(vault, git.diff_names(before or f"{git.head()}^1", git.head(), MEMORIES))
+    _followed(vault, git.diff_names(before or f"{git.head()}^1", git.head(), MEMORIES, FACTS))
 
 
 def _split(vault, paths: list[str]) -> tuple[list[str], list[Path]]:
@@ -296,8 +297,9 @@ def _repair(vault, report: Report) -> None:
 
 
 def _followed(vault, changes: list[tuple[str, str]]) -> None:
-    """Tell readers which memory files changed, so the index re-reads only those; counts as a commit."""
-    vault._landed([path for _, path in changes if is_memory(path)])
+    """Tell readers which memory files and fact notes changed, so the index re-reads only those; counts as a
+    commit."""
+    vault._landed([path for _, path in changes if is_memory(path) or is_fact_path(path)])
 
 
 def _tally(git, old: str | None, new: str | None, into: dict[str, list[str]], only: set | None = None) -> None:
