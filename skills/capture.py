@@ -4,8 +4,10 @@ The inbox is a review branch (`capture/<date>`, vault/review.py), one commit per
 the quote, session and time as evidence. Nothing reaches recall until a person accepts it (`hafiza
 inbox accept`), or `--auto` accepts the explicit ones (all that capture proposes without a model).
 A statement that restates an existing memory records a use of it instead; one close to an existing
-memory of the same type but saying something else is proposed as superseding it. A rejected
-proposal is a ruling: no later run proposes it again.
+memory of the same type but saying something else is proposed as superseding it. A fact change
+("Acme moved to İzmir") is proposed as a change to the entity's fact note, and a `fact` memory a fact
+note contradicts as superseded (skills/facts.py). A rejected proposal is a ruling: no later run proposes
+it again.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from hafiza.vault.review import Action, Review
 from hafiza.vault.secrets import find_secrets
 from hafiza.vault.text import fold_text
 
+from .facts import proposals as fact_proposals
 from .statements import Statement, find
 
 ACTOR = "capture"
@@ -79,6 +82,7 @@ def file(vault, turns, *, recall=None, auto: bool = False, now: dt.datetime | No
         action = _action(vault, statement, turn, key, taken, supersedes, now)
         taken.add(action.ids[0])
         actions.append(action)
+    actions += fact_proposals(vault, turns, decided, now)  # "Acme moved to İzmir": skills/facts.py
     branch = review.start("capture", now) if actions else None
     if actions:  # one git process for all of them: a 200-turn session is filed in ~0.25 s (bench/capture.py)
         review.propose_all(branch, actions)

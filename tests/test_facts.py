@@ -207,3 +207,70 @@ def test_reconcile_falls_back_to_text_for_a_note_that_does_not_parse():
     theirs = b"---\nentity: X\n---\n## a\n- 3 (since 2026-03-01)\n"
     merged = reconcile("facts/x.md", base, ours, theirs)
     assert b"- 2 (since 2026-02-01)" in merged.data and b"- 3 (since 2026-03-01)" in merged.data
+
+
+# ---- capture: fact changes heard in a session, and fact memories a note contradicts
+
+STATED = ["Acme moved to İzmir.", "Acme A.Ş. artık İzmir'de.", "Acme İzmir'e taşındı.", "Globex has moved to Berlin last week.",
+          "Initech is now based in Austin."]
+LOOKALIKES = ["The button moved to the left.", "It moved to Slack.", "We moved to pnpm.", "did Acme move to İzmir?",
+              "acme moved to izmir maybe", "Bu dosya artık gereksiz.", "I moved the tests to the tests folder.",
+              "Acme is in İzmir and Ankara."]
+
+
+def test_capture_finds_stated_moves_and_leaves_look_alikes():
+    from hafiza.skills.facts import changes
+
+    found = [changes(text) for text in STATED]
+    assert [(c.entity, c.attribute, c.value) for [c] in found] == [
+        ("Acme", "based in", "İzmir"), ("Acme A.Ş.", "based in", "İzmir"), ("Acme", "based in", "İzmir"),
+        ("Globex", "based in", "Berlin"), ("Initech", "based in", "Austin")]
+    assert [text for text in LOOKALIKES if changes(text)] == []
+
+
+def test_capture_proposes_a_fact_change_into_the_inbox(acme):
+    from test_capture import turns
+
+    from hafiza.skills import capture
+
+    acme.set_fact("Acme A.Ş.", "based in", "Ankara", since="2026-11-20")
+    before = (git_subjects(acme.root), note_text(acme))
+    report = capture.file(acme, turns("ok go ahead", "Acme moved to Ankara.", "Acme artık Bursa'da."),
+                          recall=Recall(acme.root))
+    assert report.proposed == ["fact:acme-a-s/based-in"]  # Ankara is already its value: nothing to propose
+    assert (git_subjects(acme.root), note_text(acme)) == before  # main and recall untouched until accepted
+    [(_, proposal)] = capture.inbox(acme)
+    assert proposal.commit.subject == "hafiza: capture fact acme-a-s: based in = Bursa (was Ankara)"
+    assert "Acme artık Bursa'da." in proposal.to_json()["evidence"]
+    [(_, sha)] = capture.decide(acme, [1], accept=True)
+    assert len(sha) == 40
+    entries = facts.find(acme.root, "acme").attribute("based in").entries
+    assert [(e.value, e.since, e.until) for e in entries][:2] == [("Bursa", "2026-11-30", None),
+                                                                 ("Ankara", "2026-11-20", "2026-11-30")]
+    assert Recall(acme.root).search("bursa", floor=SEARCH_FLOOR)[0].id == "fact:acme-a-s/based-in"
+    again = capture.file(acme, turns("Acme artık Bursa'da."))
+    assert again.proposed == []
+
+
+def test_a_fact_memory_the_note_contradicts_is_proposed_for_supersede(vault):
+    from hafiza.skills import capture
+
+    writer = writable(vault.root)
+    old = writer.remember("Acme A.Ş. is based in Ankara; invoices go to the Ankara office.", type="fact",
+                          title="Acme's office", created="2026-01-05")
+    other = writer.remember("Ankara office parking is on the second floor.", type="fact", title="Ankara parking",
+                            created="2026-01-05")
+    writer.set_fact("Acme A.Ş.", "based in", "Ankara", since="2024-02")
+    writer.set_fact("Acme A.Ş.", "based in", "İzmir", since="2026-11-03")
+    report = capture.file(writer, [])
+    assert report.proposed == [old.id]  # the parking note names no entity with a note: left alone
+    [(_, proposal)] = capture.inbox(writer)
+    assert proposal.commit.subject == f"hafiza: capture supersede {old.id} (contradicted by fact:acme-a-s/based-in)"
+    assert writer.get(old.id).status == "active"
+    capture.decide(writer, [1], accept=True)
+    memory = writer.get(old.id)
+    assert (memory.status, memory.superseded_by) == ("superseded", "fact:acme-a-s/based-in")
+    assert writer.get(other.id).status == "active"
+    hits = Recall(vault.root).search("where is Acme based", floor=SEARCH_FLOOR)
+    assert hits[0].id == "fact:acme-a-s/based-in" and old.id not in [h.id for h in hits]
+    assert capture.file(writer, []).proposed == []  # decided: not proposed again
