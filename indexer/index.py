@@ -18,6 +18,7 @@ from pathlib import Path
 
 from hafiza.vault import changes
 from hafiza.vault.conflicts import readable
+from hafiza.vault.facts import DOC_PREFIX
 from hafiza.vault.files import NotRegularFile, atomic_write, read_text
 from hafiza.vault.lock import is_held, locked, try_locked
 from hafiza.vault.paths import FACTS, MEMORIES, SIDECAR, WRITE_LOCK
@@ -27,7 +28,7 @@ from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
 
 SYNCED = "synced"    # .hafiza/synced: the stamps (manifest mtime, change-log position) the index last matched
 MANIFEST = "manifest.db"
-FACT_ID = "fact:"    # a fact note's documents are `fact:<note>/<attribute>`: never a memory id (vault/ids.py)
+FACT_ID = DOC_PREFIX  # a fact note's documents are `fact:<note>/<attribute>` (vault/facts.py)
 SNIPPET_CHARS = 500  # also the body start that is embedded
 
 

@@ -274,3 +274,23 @@ def test_a_fact_memory_the_note_contradicts_is_proposed_for_supersede(vault):
     hits = Recall(vault.root).search("where is Acme based", floor=SEARCH_FLOOR)
     assert hits[0].id == "fact:acme-a-s/based-in" and old.id not in [h.id for h in hits]
     assert capture.file(writer, []).proposed == []  # decided: not proposed again
+
+
+def test_a_recalled_fact_id_points_to_its_note_and_its_use_is_recorded(acme):
+    shown = run_cli("show", "fact:acme-a-s/based-in", check=False)
+    assert shown.returncode == 3 and "fact note facts/acme-a-s.md" in shown.stderr
+    assert "İzmir" in run_cli("fact", "show", "acme-a-s").stdout  # the file name works as the entity's name
+    assert acme.record_use(["fact:acme-a-s/based-in"]) == ["fact:acme-a-s/based-in"]
+    with pytest.raises(HafizaError, match="no memory"):
+        acme.record_use(["fact:nobody/based-in"])
+    acme.fold()  # a fact's use has no counters to go to: passed by, nothing breaks
+    assert "shown:" not in note_text(acme)
+
+
+def test_doctor_counts_fact_notes_and_names_a_broken_one(acme):
+    out = run_cli("doctor", check=False).stdout
+    assert "and 1 fact notes" in out and "0 memories (and 2 fact attributes) indexed, in step" in out
+    (acme.root / "facts" / "broken.md").write_text("---\nentity: [unclosed\n---\n## a\n- b\n", encoding="utf-8")
+    out = run_cli("doctor", check=False).stdout
+    assert "facts/broken.md: invalid frontmatter" in out
+    assert run_cli("fact", "show", "acme").returncode == 0  # the other notes keep working

@@ -14,7 +14,7 @@ attributes and their dated history. The file is the truth; a person edits it in 
     - İzmir (since 2026-11-03)
     - Ankara (2024-02 → 2026-11-03)
 
-Each `## attribute` section lists its values newest first: the first one without an end date is the
+Every `## ` section is an attribute; it lists its values newest first: the first one without an end date is the
 current value, the others its history. A change adds one line at the top of its section and closes the
 line below it (`since X` becomes `X → Y`), so a diff shows exactly what changed and when, and nothing is
 ever removed (docs/architecture.md: facts change; supersede, never delete, and show history). Dates may
@@ -35,6 +35,7 @@ from .ids import slugify
 from .paths import FACTS
 from .text import fold_text
 
+DOC_PREFIX = "fact:"  # recall's id of a note's attribute: fact:<note>/<attribute>, never a memory id (vault/ids.py)
 KNOWN_KEYS = ("entity", "kind", "aliases", "scope", "created", "updated")
 MAX_NAME_CHARS = 120   # an entity's or an attribute's name: a heading, not a paragraph
 MAX_VALUE_CHARS = 300  # a value stands on one line of the note
@@ -120,6 +121,14 @@ def attribute_slug(name: str) -> str:
     return slugify(name)
 
 
+def note_of(doc_id: str) -> str | None:
+    """The vault-relative note a recalled fact's id names (`fact:acme-a-s/based-in` -> facts/acme-a-s.md)."""
+    slug, _, attribute = doc_id.removeprefix(DOC_PREFIX).partition("/")
+    if not doc_id.startswith(DOC_PREFIX) or not attribute or not slug or "/" in attribute or slug.startswith("."):
+        return None
+    return f"{FACTS}/{slug}.md"
+
+
 def is_fact_path(rel: str) -> bool:
     """A fact note's vault-relative path: facts/<slug>.md."""
     return rel.startswith(f"{FACTS}/") and rel.endswith(".md") and rel.count("/") == 1
@@ -147,9 +156,12 @@ def parse(text: str, path: Path | None = None) -> Note:
         raise FrontmatterError(where, str(exc)) from None
     aliases = meta.get("aliases") or []
     aliases = [str(a).strip() for a in (aliases if isinstance(aliases, list) else [aliases]) if str(a).strip()]
+    scope = str(meta.get("scope") or "global").strip()
+    if not model.SCOPE.match(scope):
+        raise FrontmatterError(where, f"scope: {scope!r} must be 'global' or 'project:<name>'")
     notes, attributes = _body(body)
     return Note(entity=entity, kind=str(meta["kind"]) if meta.get("kind") else None, aliases=aliases,
-                scope=str(meta.get("scope") or "global"), created=created, updated=updated, notes=notes,
+                scope=scope, created=created, updated=updated, notes=notes,
                 attributes=attributes, extra={k: v for k, v in meta.items() if k not in KNOWN_KEYS}, path=path)
 
 
@@ -383,7 +395,8 @@ def merge(base: bytes | None, ours: bytes, theirs: bytes) -> tuple[bytes, str | 
         b, o, t = (parse(x.decode("utf-8")) if x else None for x in (base, ours, theirs))
     except (FrontmatterError, UnicodeDecodeError) as exc:
         raise ValueError(str(exc)) from None
-    assert o is not None and t is not None
+    if o is None or t is None:
+        raise ValueError("a side is empty")
     b = b or Note(entity=o.entity)
     clashes: list[str] = []
     merged = replace(
