@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 
 from hafiza.vault import facts
+from hafiza.vault.paths import FACT_DOC
 
 from .schema import ALIAS_SEPARATOR
 
@@ -20,7 +21,7 @@ HISTORY_WORDS = ("previously", "formerly", "earlier", "history", "eskiden", "ön
 
 def documents(note: facts.Note, digest: str) -> list[dict]:
     """The index fields of each current attribute of `note` (see indexer/index.py `document`)."""
-    from .index import FACT_ID, SNIPPET_CHARS
+    from .index import SNIPPET_CHARS
     from .search import query_terms
 
     out = []
@@ -35,7 +36,7 @@ def documents(note: facts.Note, digest: str) -> list[dict]:
         # When the value last changed, where that is a day; else when the note was.
         updated = current.since if current.since and len(current.since) == 10 else (note.updated or today).isoformat()
         out.append({
-            "id": f"{FACT_ID}{note.slug}/{facts.attribute_slug(attribute.name)}",
+            "id": f"{FACT_DOC}{note.slug}/{facts.attribute_slug(attribute.name)}",
             "title": f"{note.entity}: {attribute.name}",
             "_stored_title": f"{note.entity}: {attribute.name}",
             "aliases": ALIAS_SEPARATOR.join(aliases),

@@ -18,17 +18,15 @@ from pathlib import Path
 
 from hafiza.vault import changes
 from hafiza.vault.conflicts import readable
-from hafiza.vault.facts import DOC_PREFIX
 from hafiza.vault.files import NotRegularFile, atomic_write, read_text
 from hafiza.vault.lock import is_held, locked, try_locked
-from hafiza.vault.paths import FACTS, MEMORIES, SIDECAR, WRITE_LOCK
+from hafiza.vault.paths import FACT_DOC, FACTS, MEMORIES, SIDECAR, WRITE_LOCK
 from hafiza.vault.text import first_line
 
 from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
 
 SYNCED = "synced"    # .hafiza/synced: the stamps (manifest mtime, change-log position) the index last matched
 MANIFEST = "manifest.db"
-FACT_ID = DOC_PREFIX  # a fact note's documents are `fact:<note>/<attribute>` (vault/facts.py)
 SNIPPET_CHARS = 500  # also the body start that is embedded
 
 
@@ -341,7 +339,7 @@ class Index:
             return
         for doc in documents(note, digest):
             writer.update_document(**doc)
-        manifest.put(name, [*stat, digest, f"{FACT_ID}{note.slug}", None])
+        manifest.put(name, [*stat, digest, f"{FACT_DOC}{note.slug}", None])
         report.changed += known
         report.added += not known
 
@@ -422,7 +420,7 @@ class Index:
                   without_aliases: bool = False) -> list[dict]:
         """Stored fields of every memory (or those of one type, status and scope, or without aliases), by id;
         fact notes' documents are not memories and are left out."""
-        docs = [d for d in self.stored() if not d["id"].startswith(FACT_ID)  # memories only: `fact list`
+        docs = [d for d in self.stored() if not d["id"].startswith(FACT_DOC)  # memories only: `fact list`
                 and (not type or d["type"] == type) and (status == "all" or d["status"] == status)
                 and (not scope or d["scope"] == scope) and not (without_aliases and d.get("aliases"))]
         return sorted(docs, key=lambda d: d["id"])
@@ -472,7 +470,7 @@ def _moved(rows: dict, on_disk: dict) -> bool:
 
 def _drop(writer, doc_id: str) -> None:
     """Take a file's documents out of the index: a memory's one, or each attribute of a fact note."""
-    if doc_id.startswith(FACT_ID):
+    if doc_id.startswith(FACT_DOC):
         from whoosh.query import Prefix
 
         writer.delete_by_query(Prefix("id", f"{doc_id}/"))
@@ -481,7 +479,7 @@ def _drop(writer, doc_id: str) -> None:
 
 
 def _is_memory_name(name: str) -> bool:
-    return name.endswith(".md") and not name.startswith(".")
+    return name.endswith(".md") and not name.rpartition("/")[2].startswith(".")
 
 
 def document(memory, digest: str) -> dict:

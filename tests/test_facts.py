@@ -294,3 +294,34 @@ def test_doctor_counts_fact_notes_and_names_a_broken_one(acme):
     out = run_cli("doctor", check=False).stdout
     assert "facts/broken.md: invalid frontmatter" in out
     assert run_cli("fact", "show", "acme").returncode == 0  # the other notes keep working
+
+
+def test_the_warm_process_sees_a_fact_change_and_a_hand_edit_of_a_note(acme):
+    import os
+    import subprocess
+    import sys
+
+    from test_hooks import CLAUDE_PROMPT, _stop, _wait, context_of, hook
+
+    from hafiza.hooks import wire
+
+    env = {"HAFIZA_EMBEDDER": "none"}
+    subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(acme.root)],
+                     env={**os.environ, **env}, start_new_session=True)
+    try:
+        assert _wait(lambda: wire.ask(acme.root, {"op": "ping"}) is not None)
+        acme.set_fact("Acme A.Ş.", "package manager", "pnpm", since="2026-11-20")
+        prompt = {**CLAUDE_PROMPT, "prompt": "which package manager does Acme use?"}
+        assert "fact:acme-a-s/package-manager" in context_of(hook("claude-code", "UserPromptSubmit", prompt, env))
+        # Its one full comparison done, only the kernel's watch can tell it of an edit made in place.
+        assert _wait(lambda: "full_sync_s" in (wire.ask(acme.root, {"op": "status"}) or {}), 15)
+        path = acme.root / ACME
+        with open(path, "r+", encoding="utf-8") as fh:  # in place: no rename, the folder's mtime stays
+            text = fh.read().replace("- Ayşe Yılmaz (since", "- Zeynep Demirtaş (since")
+            fh.seek(0)
+            fh.write(text)
+        asked = {**prompt, "session_id": "contact", "prompt": "is Zeynep Demirtaş the Acme contact person?"}
+        assert _wait(lambda: "fact:acme-a-s/contact" in context_of(hook("claude-code", "UserPromptSubmit",
+                                                                       asked, env)), 15)
+    finally:
+        _stop(acme.root)

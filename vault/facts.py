@@ -32,10 +32,9 @@ from typing import Any
 
 from .errors import FrontmatterError, HafizaError, MemoryNotFound
 from .ids import slugify
-from .paths import FACTS
+from .paths import FACT_DOC, FACTS
 from .text import fold_text
 
-DOC_PREFIX = "fact:"  # recall's id of a note's attribute: fact:<note>/<attribute>, never a memory id (vault/ids.py)
 KNOWN_KEYS = ("entity", "kind", "aliases", "scope", "created", "updated")
 MAX_NAME_CHARS = 120   # an entity's or an attribute's name: a heading, not a paragraph
 MAX_VALUE_CHARS = 300  # a value stands on one line of the note
@@ -123,8 +122,8 @@ def attribute_slug(name: str) -> str:
 
 def note_of(doc_id: str) -> str | None:
     """The vault-relative note a recalled fact's id names (`fact:acme-a-s/based-in` -> facts/acme-a-s.md)."""
-    slug, _, attribute = doc_id.removeprefix(DOC_PREFIX).partition("/")
-    if not doc_id.startswith(DOC_PREFIX) or not attribute or not slug or "/" in attribute or slug.startswith("."):
+    slug, _, attribute = doc_id.removeprefix(FACT_DOC).partition("/")
+    if not doc_id.startswith(FACT_DOC) or not attribute or not slug or "/" in attribute or slug.startswith("."):
         return None
     return f"{FACTS}/{slug}.md"
 
