@@ -190,7 +190,10 @@ def test_two_machines_change_one_note_and_sync_keeps_every_value(tmp_path):
     a.set_fact("Acme A.Ş.", "based in", "İzmir", since="2026-11-03")
     b.set_fact("Acme A.Ş.", "based in", "Bursa", since="2026-11-10")  # the same line, changed otherwise
     b.set_fact("Acme A.Ş.", "phone", "0232 000")
-    sync(a), sync(b), sync(a)
+    sync(a)
+    report = sync(b)
+    assert report.came_in["changed"] == ["fact:acme-a-s"] and report.went_out["changed"] == ["fact:acme-a-s"]
+    sync(a)
     assert git(a.root, "rev-parse", "HEAD^{tree}") == git(b.root, "rev-parse", "HEAD^{tree}")
     text = (a.root / ACME).read_text(encoding="utf-8")
     assert "<<<<<<<" not in text and "hafiza-conflict" not in text

@@ -28,7 +28,7 @@ from .git import message
 from .ids import unique_id
 from .facts import is_fact_path
 from .merge import is_memory, reconcile, twice
-from .paths import FACTS, MEMORIES
+from .paths import FACT_DOC, FACTS, MEMORIES
 
 ATTRIBUTES = ".gitattributes"
 RULES = ("memories/*.md merge=hafiza", "*.jsonl merge=hafiza", "facts/*.md merge=hafiza")  # what the driver merges
@@ -136,7 +136,7 @@ def sync(vault, remote: str = REMOTE, branch: str = BRANCH) -> Report:
             _repair(vault, report)  # what came in may hold the markers of a merge made elsewhere without the driver
             head = git.head()
         if tip is not None and before is not None:  # what the remote changed, as it now stands here
-            theirs = {p for _, p in git.diff_names(git.merge_base(before, tip), tip, MEMORIES)}
+            theirs = {p for _, p in git.diff_names(git.merge_base(before, tip), tip, MEMORIES, FACTS)}
             _tally(git, before, head, report.came_in, only=theirs)
         if head is None or head == tip:
             break
@@ -303,16 +303,17 @@ def _followed(vault, changes: list[tuple[str, str]]) -> None:
 
 
 def _tally(git, old: str | None, new: str | None, into: dict[str, list[str]], only: set | None = None) -> None:
-    """Memories added, changed and superseded from `old` to `new` (of the paths `only`), by id, into `into`."""
+    """Memories added, changed and superseded from `old` to `new` (of the paths `only`), by id, into `into`;
+    fact notes added and changed as `fact:<note>`."""
     if new is None or old == new:
         return
-    changed = [(status, rel) for status, rel in git.diff_names(old, new, MEMORIES)
-               if is_memory(rel) and (only is None or rel in only) and status in "AM"]
+    changed = [(status, rel) for status, rel in git.diff_names(old, new, MEMORIES, FACTS)
+               if (is_memory(rel) or is_fact_path(rel)) and (only is None or rel in only) and status in "AM"]
     modified = [rel for status, rel in changed if status == "M"]
     data = git.blobs([f"{rev}:{rel}" for rel in modified for rev in (old, new)])
     found = {rel: (data[2 * n], data[2 * n + 1]) for n, rel in enumerate(modified)}
     for status, rel in changed:
-        memory_id = Path(rel).stem
+        memory_id = Path(rel).stem if is_memory(rel) else f"{FACT_DOC}{Path(rel).stem}"
         if status == "A":
             into["added"].append(memory_id)
         else:
