@@ -215,10 +215,14 @@ def test_reconcile_falls_back_to_text_for_a_note_that_does_not_parse():
 # ---- capture: fact changes heard in a session, and fact memories a note contradicts
 
 STATED = ["Acme moved to İzmir.", "Acme A.Ş. artık İzmir'de.", "Acme İzmir'e taşındı.", "Globex has moved to Berlin last week.",
-          "Initech is now based in Austin."]
+          "Initech is now based in Austin.", "Umbrella Corp relocated to Frankfurt on Monday.", "Hooli İstanbul'a taşındı.",
+          "Initech artık Ankara'da."]
 LOOKALIKES = ["The button moved to the left.", "It moved to Slack.", "We moved to pnpm.", "did Acme move to İzmir?",
               "acme moved to izmir maybe", "Bu dosya artık gereksiz.", "I moved the tests to the tests folder.",
-              "Acme is in İzmir and Ankara."]
+              "Acme is in İzmir and Ankara.", "Then we moved to Postgres.", "The team moved to Jira.",
+              "Bu hafta İzmir'e gidiyorum.", "Acme İzmir'e taşındı mı?", "Ben artık İzmir'deyim.", "Sonra İzmir'e geçtik.",
+              "Our CI moved to Buildkite.", "Never push to main on Fridays.", "Bu paket artık bakım görmüyor.",
+              "Acme moved the meeting to Monday.", "She moved to the backend team.", "Acme moved to İzmir? Not sure."]
 
 
 def test_capture_finds_stated_moves_and_leaves_look_alikes():
@@ -227,7 +231,8 @@ def test_capture_finds_stated_moves_and_leaves_look_alikes():
     found = [changes(text) for text in STATED]
     assert [(c.entity, c.attribute, c.value) for [c] in found] == [
         ("Acme", "based in", "İzmir"), ("Acme A.Ş.", "based in", "İzmir"), ("Acme", "based in", "İzmir"),
-        ("Globex", "based in", "Berlin"), ("Initech", "based in", "Austin")]
+        ("Globex", "based in", "Berlin"), ("Initech", "based in", "Austin"), ("Umbrella Corp", "based in", "Frankfurt"),
+        ("Hooli", "based in", "İstanbul"), ("Initech", "based in", "Ankara")]
     assert [text for text in LOOKALIKES if changes(text)] == []
 
 
