@@ -88,8 +88,9 @@ def file(vault, turns, *, recall=None, auto: bool = False, now: dt.datetime | No
         review.propose_all(branch, actions)
     proposed = [a.ids[0] for a in actions]
     accepted = []
-    if auto and branch:
-        accepted = [sha for _, sha in Review(vault).accept(review.branch(branch)) if len(sha) == 40]
+    if auto and branch:  # what was said in so many words; a supersede found by comparing files waits for a person
+        said = [n for n, a in enumerate(actions, 1) if a.action != "supersede"]
+        accepted = [sha for _, sha in Review(vault).accept(review.branch(branch), said) if len(sha) == 40] if said else []
     return Report(branch, proposed, used, skipped, accepted)
 
 

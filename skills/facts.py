@@ -88,7 +88,7 @@ def _change(vault, change: FactChange, turn, decided: set, planned: dict) -> Act
             note = planned.get(facts.key(entity)) or facts.find(vault.root, entity)
         except HafizaError:
             note = facts.new_note(entity, None)
-            note.path = vault.root / facts.FACTS / f"{facts.entity_slug(entity)}.md"
+            note.path = facts.free_path(vault.root, entity)
         since = facts.check_date(turn.time[:10] or None)
         note, done = facts.apply(note, attribute, value, since)
     except HafizaError:
@@ -110,10 +110,19 @@ def _change(vault, change: FactChange, turn, decided: set, planned: dict) -> Act
 def contradicted(vault, decided: set) -> list[Action]:
     """A supersede proposal for each active `fact` memory that names an entity and one of its earlier values
     but not the current one: the note has the newer value, the memory still says the old."""
+    from hafiza.indexer.index import Index
+
     notes, _ = facts.load_all(vault.root)
     if not notes:
         return []
-    memories = [m for m in vault.load_all()[0] if m.type == "fact" and m.active]
+    # The catalog says which memories are active facts: only those are read, not every memory's YAML.
+    memories = []
+    for row in Index(vault.root, notice=lambda _: None).catalog(type="fact", status="active"):
+        try:
+            memories.append(vault.get(row["id"]))
+        except HafizaError:
+            continue  # gone or broken since the catalog was read
+    memories = [m for m in memories if m.type == "fact" and m.active]
     actions = []
     for memory in memories:
         text = _words(f"{memory.title} {memory.body}")

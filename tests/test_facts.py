@@ -65,8 +65,12 @@ def test_turkish_names_fold_and_slugs_are_safe(vault):
     assert facts.find(vault.root, "izmir").entity == "İzmir Belediyesi"  # the only note whose name starts so
     writer.set_fact("Acme A.Ş.", "based in", "Ankara")
     writer.set_fact("Acme AŞ", "based in", "Ankara")  # folds to another name: its own note, its own file
+    writer.set_fact("東京", "country", "Japan")
+    writer.set_fact("大阪", "country", "Japan")  # both slug to the fallback: two notes, never one
     assert sorted(p.name for p in (vault.root / "facts").iterdir()) == ["acme-a-s.md", "acme-as.md",
+                                                                         "entity-2.md", "entity.md",
                                                                          "izmir-belediyesi.md"]
+    assert facts.find(vault.root, "大阪").path.name == "entity-2.md"
     with pytest.raises(HafizaError, match="any of Acme A.Ş., Acme AŞ"):
         facts.find(vault.root, "acme")
     writer.set_fact("../../etc/passwd", "x", "y")
@@ -270,8 +274,9 @@ def test_a_fact_memory_the_note_contradicts_is_proposed_for_supersede(vault):
                             created="2026-01-05")
     writer.set_fact("Acme A.Ş.", "based in", "Ankara", since="2024-02")
     writer.set_fact("Acme A.Ş.", "based in", "İzmir", since="2026-11-03")
-    report = capture.file(writer, [])
+    report = capture.file(writer, [], auto=True)
     assert report.proposed == [old.id]  # the parking note names no entity with a note: left alone
+    assert report.accepted == []  # found by comparing files, not said: --auto leaves it to a person
     [(_, proposal)] = capture.inbox(writer)
     assert proposal.commit.subject == f"hafiza: capture supersede {old.id} (contradicted by fact:acme-a-s/based-in)"
     assert writer.get(old.id).status == "active"

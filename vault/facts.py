@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FrontmatterError, HafizaError, MemoryNotFound
-from .ids import slugify
+from .ids import slugify, transliterate
 from .paths import FACT_DOC, FACTS
 from .text import fold_text
 
@@ -112,8 +112,9 @@ def key(name: str) -> str:
 
 
 def entity_slug(entity: str) -> str:
-    """The note's file name (without .md): ASCII, safe on every file system ("Acme A.Ş." -> acme-a-s)."""
-    return slugify(entity)
+    """The note's file name (without .md): ASCII, safe on every file system ("Acme A.Ş." -> acme-a-s);
+    `entity` for a name with no Latin letter or digit ("東京"), made unique by the writer."""
+    return slugify(entity) if re.search(r"[a-z0-9]", transliterate(entity).lower()) else "entity"
 
 
 def attribute_slug(name: str) -> str:
@@ -204,12 +205,13 @@ def load_all(root: Path) -> tuple[list[Note], list[FrontmatterError]]:
 
 
 def find(root: Path, entity: str) -> Note:
-    """The note about `entity`, by its name, an alias or its file name, compared folded; else the one note
-    whose name starts with those words ("Acme" for "Acme A.Ş."). Two such notes: an error naming both."""
-    wanted, slug = key(entity), entity_slug(entity)
+    """The note about `entity`, by its name or an alias compared folded, or by its file name (`acme-a-s`);
+    else the one note whose name starts with those words ("Acme" for "Acme A.Ş."). Two such notes: an
+    error naming both. (Names are not compared by slug: "東京" and "大阪" both slug to the fallback.)"""
+    wanted = key(entity)
     notes, _ = load_all(root)
     for note in notes:
-        if wanted in map(key, note.names()) or note.slug == slug:
+        if wanted in map(key, note.names()) or note.slug == entity.strip():
             return note
     starts = [n for n in notes if any(key(name).startswith(wanted + " ") for name in n.names())] if wanted else []
     if len(starts) == 1:
@@ -362,7 +364,7 @@ def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: 
             note = find(vault.root, entity)
         except MemoryNotFound:
             note = new_note(entity, kind)
-            note.path = _free_path(vault.root, entity)
+            note.path = free_path(vault.root, entity)
         if kind and not note.kind:
             note = replace(note, kind=kind)
         note, change = apply(note, attribute, value, since)
@@ -375,7 +377,7 @@ def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: 
     return note, change
 
 
-def _free_path(root: Path, entity: str) -> Path:
+def free_path(root: Path, entity: str) -> Path:
     """facts/<slug>.md for a new note: the entity's slug, or slug-2... when another entity folds to it."""
     from .ids import unique_id
 
