@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import click
 
 from hafiza.vault.errors import HafizaError
@@ -33,24 +35,52 @@ def inbox(ctx, as_json):
 @inbox.command("file")
 @click.argument("sessions", nargs=-1)
 @click.option("--since", callback=date_value, metavar="DATE", help="Only sessions with turns from DATE (YYYY-MM-DD) on.")
-@click.option("--auto", is_flag=True, help="Accept the explicit statements at once (all that is proposed "
-                                          "without a model), one commit each.")
+@click.option("--auto", is_flag=True, help="Accept the explicit statements at once, one commit each; what a "
+                                          "model nominated still waits for a person.")
+@click.option("--model", "model_spec", help="A model provider that also nominates what the user said without a "
+              "cue (none, command:ARGV, openai:MODEL@URL, anthropic:MODEL@URL); default HAFIZA_MODEL, else the "
+              "vault's `git config hafiza.model`, else none.")
+@click.option("--budget", default=20, show_default=True, type=click.IntRange(0, 100_000),
+              help="With a model: at most this many model calls.")
+@click.option("--json", "as_json", is_flag=True, help="What was proposed, as JSON.")
 @click.pass_context
-def file_(ctx, sessions, since, auto):
-    """Propose memories from the explicit statements in imported sessions (SESSIONS: ids; default: every
-    session with turns not filed yet). Run `hafiza sessions import` first."""
+def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
+    """Propose memories from what the user said in imported sessions (SESSIONS: ids; default: every
+    session with turns not filed yet): the explicit statements, found without a model, and with a model
+    provider the implicit ones it nominates and code checks. Run `hafiza sessions import` first."""
     from hafiza.indexer.recall import open_recall
     from hafiza.skills.capture import file_sessions
     from hafiza.skills.conversations import Conversations
 
+    from .curate import provider_of
+
     root = vault_root(ctx)
     vault = open_vault(ctx, actor="capture")
+    provider = provider_of(ctx, vault, model_spec, budget)
     recall, _ = open_recall(root, "keyword", embedder=settings_of(ctx))
-    count, report = file_sessions(vault, Conversations(root), sessions, since, recall=recall, auto=auto)
+    count, report = file_sessions(vault, Conversations(root), sessions, since, recall=recall, auto=auto,
+                                  provider=provider)
+    model = {"name": provider.name, "calls": provider.calls, "tokens": [provider.tokens_in, provider.tokens_out],
+             "discarded_answers": provider.invalid}
+    if as_json:
+        emit({"sessions": count, "branch": report.branch, "proposed": report.proposed,
+              "by_model": report.implicit, "accepted": report.accepted, "restated": report.used,
+              "skipped": report.skipped, "dropped": [d._asdict() for d in report.dropped], "model": model})
+        return
     click.echo(f"{count} session(s): {len(report.proposed)} proposed"
+               + (f" ({len(report.implicit)} by the model)" if report.implicit else "")
                + (f" on {report.branch}" if report.branch else "")
                + (f", {len(report.accepted)} accepted" if auto else "")
                + (f", {len(report.used)} restated an existing memory (recorded as a use)" if report.used else ""))
+    if provider.available:
+        why = Counter(d.why for d in report.dropped)
+        click.echo(f"model: {provider.name}, {provider.calls} call(s), {provider.tokens_in}+{provider.tokens_out} "
+                   f"tokens; {len(report.dropped)} nomination(s) refused by code"
+                   + (f" ({', '.join(f'{n} {w}' for w, n in why.most_common())})" if why else "")
+                   + (f"; {provider.invalid} answer(s) discarded" if provider.invalid else ""))
+        if provider.spent:
+            click.echo(f"the model budget of {budget} calls was spent before every session was read; the rest "
+                       "were filed without it (`hafiza inbox file SESSION --model ...` reads one again)", err=True)
 
 
 def _decide(ctx, numbers, accept, why=None):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -345,6 +344,8 @@ class Index:
 
     def rebuild(self, progress=None) -> SyncReport:
         """Build a fresh index and manifest beside the old ones and swap them in."""
+        import shutil
+
         from whoosh import index as windex
 
         from .manifest import create
@@ -368,21 +369,23 @@ class Index:
         return report
 
     def _swap(self, fresh: Path) -> None:
+        import shutil  # only a rebuild needs it, and it costs every reader ~5 ms (bz2, lzma)
+
         old = self.sidecar / f"index.old-{os.getpid()}"
         if self.dir.exists():
             os.replace(self.dir, old)
         os.replace(fresh, self.dir)
         shutil.rmtree(old, ignore_errors=True)
 
-    def catalog(self, **which) -> list[dict]:
-        """What `hafiza list` prints of every memory (see Manifest.catalog for `which`), without Whoosh
-        unless hafiza's writes since the last sync are to be indexed first."""
+    def catalog(self, lines: bool = False, **which) -> list:
+        """What `hafiza list` prints of every memory (see Manifest.catalog for `which`; Manifest.listing
+        with `lines`), without Whoosh unless hafiza's writes since the last sync are to be indexed first."""
         self.sync(quick=True, whoosh=False)
         manifest = self._manifest()
         if manifest is None:
             return []
         with manifest:
-            return manifest.catalog(**which)
+            return manifest.listing(**which) if lines else manifest.catalog(**which)
 
     def misnamed(self) -> set[str]:
         """Ids that files named otherwise declare: what taking an id must also avoid. The manifest's, and

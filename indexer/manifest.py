@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+from operator import itemgetter
 from pathlib import Path
 
 Row = list  # [mtime_ns, size, hash or None, id or None, error or None]
@@ -100,9 +101,22 @@ class Manifest:
         self._run("UPDATE files SET mtime = ?, size = ? WHERE name = ?", (mtime, size, name))
 
     def catalog(self, type: str | None = None, status: str = "all", scope: str | None = None,
-                without_aliases: bool = False) -> list[dict]:
-        """Every memory's id, title, type, scope, status, created and file name, by id; or those of one
-        type, status and scope, or without aliases."""
+                without_aliases: bool = False) -> list[sqlite3.Row]:
+        """Every memory's id, title, type, scope, status, created and file name (`path`), by id; or those of
+        one type, status and scope, or without aliases. Rows are read by name, as a dict is."""
+        return self._select("id, title, type, scope, status, created, name AS path", type, status, scope,
+                            without_aliases, sqlite3.Row)
+
+    def listing(self, type: str | None = None, status: str = "all", scope: str | None = None,
+                without_aliases: bool = False) -> list[tuple[str, str, str]]:
+        """As `catalog`, each memory as (id, the line `hafiza list` prints up to its title, the title):
+        `id  (type, scope) [status]  `, the status only when not active. Made by SQLite, because a listing
+        of thousands of memories spent a fifth of its time building rows and strings in Python."""
+        return self._select("id, id || '  (' || type || ', ' || scope || ')' || "
+                            "iif(status = 'active', '', ' [' || status || ']') || '  ', title",
+                            type, status, scope, without_aliases)
+
+    def _select(self, columns: str, type, status, scope, without_aliases, row_factory=None) -> list:
         where, args = ["id IS NOT NULL", "name NOT LIKE 'facts/%'"], []  # fact notes: `hafiza fact list`
         for column, value in (("type", type), ("status", None if status == "all" else status), ("scope", scope)):
             if value:
@@ -110,10 +124,10 @@ class Manifest:
                 args.append(value)
         if without_aliases:
             where.append("aliased = 0")
-        query = (f"SELECT id, title, type, scope, status, created, name FROM files WHERE {' AND '.join(where)} "
-                 "ORDER BY id")
-        keys = ("id", "title", "type", "scope", "status", "created", "path")
-        return [dict(zip(keys, r)) for r in self._run(query, args)]
+        cursor = self._run(f"SELECT {columns} FROM files WHERE {' AND '.join(where)}", args)
+        cursor.row_factory = row_factory
+        # Sorted here rather than by ORDER BY, which walks the id index and looks every row up: 25% slower.
+        return sorted(cursor, key=itemgetter(0))
 
     def drop(self, name: str) -> None:
         self._run("DELETE FROM files WHERE name = ?", (name,))

@@ -2,7 +2,7 @@
 
 The inbox is a review branch (`capture/<date>`, vault/review.py), one commit per proposed memory, with
 the quote, session and time as evidence. Nothing reaches recall until a person accepts it (`hafiza
-inbox accept`), or `--auto` accepts the explicit ones (all that capture proposes without a model).
+inbox accept`), or `--auto` accepts the explicit ones (what the user said in so many words).
 A statement that restates an existing memory records a use of it instead; one close to an existing
 memory of the same type but saying something else is proposed as superseding it. A fact change
 ("Acme moved to İzmir") is proposed as a change to the entity's fact note, and a `fact` memory a fact
@@ -22,11 +22,14 @@ from hafiza.vault.secrets import find_secrets
 from hafiza.vault.text import fold_text
 
 from .facts import proposals as fact_proposals
-from .statements import Statement, find
+from .statements import Statement, find, overlap
 
 ACTOR = "capture"
 SAME, CHANGED = 0.8, 0.5   # share of informative words: a restatement; a change of the same subject
 CONFIDENCE = 0.9           # explicit statements, found by pattern
+EXPLICIT_GUARDS = ("explicit statement", "secret guard")
+IMPLICIT_GUARDS = ("model-nominated", "quote verbatim in a user turn", "words from the quote", "type checked",
+                   "secret guard")
 
 
 class Report(NamedTuple):
@@ -35,16 +38,12 @@ class Report(NamedTuple):
     used: list[str]            # existing memories a statement restated
     skipped: int               # already proposed, ruled out, or holding a secret
     accepted: list[str]        # with auto: the commits on main
+    implicit: list[str] = []   # of `proposed`, those a model nominated (never accepted by auto)
+    dropped: list = []         # what code refused of the model's nominations (implicit.Dropped)
 
 
 def key_of(statement: Statement) -> str:
     return "capture:" + model.content_hash(" ".join(query_terms(statement.text)))[:16]
-
-
-def overlap(a: str, b: str) -> float:
-    """Share of the informative words of `a` that `b` also has (folded, no stemming)."""
-    wa, wb = set(query_terms(a)), set(query_terms(b))
-    return len(wa & wb) / len(wa) if wa else 0.0
 
 
 def statements(turns) -> list[tuple[Statement, object]]:
@@ -61,13 +60,22 @@ def statements(turns) -> list[tuple[Statement, object]]:
     return out
 
 
-def file(vault, turns, *, recall=None, auto: bool = False, now: dt.datetime | None = None) -> Report:
-    """Propose the explicit statements of `turns` (one session's, or several) on a new capture branch."""
+def file(vault, turns, *, recall=None, auto: bool = False, now: dt.datetime | None = None,
+         provider=None) -> Report:
+    """Propose the explicit statements of `turns` (one session's, or several) on a new capture branch; with
+    a model `provider`, also the implicit ones it nominates and code keeps (skills/implicit.py)."""
     review = Review(vault, actor=ACTOR)
     decided = set(review.rulings()) | review.open_keys()
     taken = vault.taken()
-    actions, used, skipped = [], [], 0
-    for statement, turn in statements(turns):
+    found = [(statement, turn, None) for statement, turn in statements(turns)]
+    dropped = []
+    if provider is not None and provider.available:
+        from .implicit import find as nominated
+
+        more, dropped = nominated(provider, turns, [s.quote for s, _, _ in found])
+        found += [(f.statement, f.turn, f.confidence) for f in more]
+    actions, used, implicit, skipped = [], [], [], 0
+    for statement, turn, confidence in found:
         key = key_of(statement)
         if key in decided or find_secrets(statement.text):
             skipped += 1
@@ -79,19 +87,27 @@ def file(vault, turns, *, recall=None, auto: bool = False, now: dt.datetime | No
             used.append(old.id)
             continue
         supersedes = [old.id] if old is not None and share >= CHANGED and old.type == statement.type else []
-        action = _action(vault, statement, turn, key, taken, supersedes, now)
+        action = _action(vault, statement, turn, key, taken, supersedes, now, confidence)
         taken.add(action.ids[0])
         actions.append(action)
-    actions += fact_proposals(vault, turns, decided, now)  # "Acme moved to İzmir": skills/facts.py
+        if confidence is not None:
+            implicit.append(action.ids[0])
+    facts = fact_proposals(vault, turns, decided, now)  # "Acme moved to İzmir": skills/facts.py
+    actions += facts
+    # A supersede found by comparing a fact note with a memory was not said: like a model's nomination,
+    # it waits for a person.
+    inferred = set(implicit) | {a.ids[0] for a in facts if a.action == "supersede"}
     branch = review.start("capture", now) if actions else None
     if actions:  # one git process for all of them: a 200-turn session is filed in ~0.25 s (bench/capture.py)
         review.propose_all(branch, actions)
     proposed = [a.ids[0] for a in actions]
     accepted = []
-    if auto and branch:  # what was said in so many words; a supersede found by comparing files waits for a person
-        said = [n for n, a in enumerate(actions, 1) if a.action != "supersede"]
-        accepted = [sha for _, sha in Review(vault).accept(review.branch(branch), said) if len(sha) == 40] if said else []
-    return Report(branch, proposed, used, skipped, accepted)
+    if auto and branch:  # what was said in so many words only: a nomination or an inference waits for a person
+        current = review.branch(branch)
+        explicit = [p.number for p in current.open if p.ids[:1] and p.ids[0] not in inferred]
+        if explicit:
+            accepted = [sha for _, sha in Review(vault).accept(current, explicit) if len(sha) == 40]
+    return Report(branch, proposed, used, skipped, accepted, implicit, dropped)
 
 
 def _closest(recall, statement: Statement):
@@ -104,7 +120,9 @@ def _closest(recall, statement: Statement):
     return best
 
 
-def _action(vault, statement: Statement, turn, key: str, taken: set, supersedes: list, now) -> Action:
+def _action(vault, statement: Statement, turn, key: str, taken: set, supersedes: list, now,
+            nominated: float | None = None) -> Action:
+    """The proposal of one statement; `nominated` is the model's confidence for an implicit one."""
     day = (now or dt.datetime.now()).date()
     memory = vault.new_memory(statement.text, type=statement.type, source=f"session:{turn.session}",
                               taken=taken, created=day)
@@ -117,11 +135,14 @@ def _action(vault, statement: Statement, turn, key: str, taken: set, supersedes:
             old.evolve(status="superseded", superseded_by=memory.id, updated=day)).encode("utf-8")
     when = turn.time[:16].replace("T", " ")
     subject = f"capture {memory.id}" + (f" (supersedes {supersedes[0]})" if supersedes else "")
-    return Action("capture", subject, key, files,
-                  reason=f"the user said it in so many words ({turn.client} session {turn.session}, {when})",
+    where = f"{turn.client} session {turn.session}, {when}"
+    if nominated is None:
+        reason, confidence, guards = f"the user said it in so many words ({where})", CONFIDENCE, EXPLICIT_GUARDS
+    else:
+        reason, confidence, guards = f"a model read it in the user's words ({where})", nominated, IMPLICIT_GUARDS
+    return Action("capture", subject, key, files, reason=reason,
                   evidence=f"{turn.client}:{turn.session} {turn.time}: \"{' '.join(statement.quote.split())[:300]}\"",
-                  confidence=CONFIDENCE, guards=("explicit statement", "secret guard"),
-                  ids=(memory.id, *supersedes), body=f"> {statement.quote}")
+                  confidence=confidence, guards=guards, ids=(memory.id, *supersedes), body=f"> {statement.quote}")
 
 
 # ---- the inbox: the open proposals of every capture branch, numbered 1.. in order
@@ -152,7 +173,8 @@ def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[o
     return out
 
 
-def file_sessions(vault, conversations, sessions=(), since=None, recall=None, auto: bool = False, only=None):
+def file_sessions(vault, conversations, sessions=(), since=None, recall=None, auto: bool = False, only=None,
+                  provider=None):
     """File imported sessions: `sessions` whole, else the turns not filed yet of every session with turns
     since `since` (of those in `only`, when given: those whose last turn is since `since`): (how many
     sessions, Report). How many turns of each were filed is kept in
@@ -176,7 +198,7 @@ def file_sessions(vault, conversations, sessions=(), since=None, recall=None, au
         chosen = {s: turns for s in names if filed.get(s, 0) < len(turns := conversations.show(s))
                   and turns[-1].time[:10] >= recent}
         todo = [t for s, turns in chosen.items() for t in turns[filed.get(s, 0):]]
-    report = file(vault, todo, recall=recall, auto=auto)
+    report = file(vault, todo, recall=recall, auto=auto, provider=provider)
     filed.update({s: len(turns) for s, turns in chosen.items()})
     atomic_write(path, json.dumps(filed), fsync=False)
     return len(chosen), report

@@ -62,6 +62,14 @@ class Statement(NamedTuple):
     quote: str
 
 
+def overlap(a: str, b: str) -> float:
+    """Share of the informative words of `a` that `b` also has (folded, no stemming)."""
+    from hafiza.indexer.search import query_terms
+
+    wa, wb = set(query_terms(a)), set(query_terms(b))
+    return len(wa & wb) / len(wa) if wa else 0.0
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a turn, without the quotes a prompt may come wrapped in."""
     return [s.strip().strip("\"'“”‘’«»`").strip() for s in _SENTENCES.split(text) if s.strip()]

@@ -154,3 +154,111 @@ def test_a_growing_session_is_filed_from_where_it_stopped(vault, home):  # noqa:
                                           only=sorted(conversations.touched))
     assert count == 1 and second.proposed == ["from-now-on-write-the-changelog-in-english"]
     assert second.used == []  # what was filed before is not taken for a restatement of itself
+
+
+# ---- with a model: implicit statements, nominated by the model and kept or refused by code
+
+CHAT = (turns("the deploy failed again", session="s-2")
+        + turns("Looks like the cache was warm. Clearing it fixed the deploy.", session="s-2", role="assistant")
+        + turns("ok so the staging deploy needs the CDN cache purged first, that bit us twice now",
+                "we moved billing to the eu-west-1 account last month",
+                "Always squash merge.", session="s-2"))
+
+
+def _item(text, quote, type="lesson", confidence=0.9):
+    return {"text": text, "type": type, "quote": quote, "confidence": confidence}
+
+
+def _with_model(vault, answers, said=CHAT, budget=10, **kw):
+    from hafiza.vault.provider import Budget, OpenAIProvider
+    from model_server import ModelServer
+
+    with ModelServer(answers) as server:
+        provider = Budget(OpenAIProvider(server.url + "/v1", "scripted", backoff=0), budget)
+        report = capture.file(vault, said, provider=provider, **kw)
+    return report, server.requests, provider
+
+
+def test_a_model_nominates_what_the_user_said_without_a_cue_and_it_waits_in_the_inbox(vault):
+    answer = {"memories": [
+        _item("The staging deploy needs the CDN cache purged first.",
+              "the staging deploy needs the CDN cache purged first, that bit us twice"),
+        _item("Billing runs in the eu-west-1 account.", "we moved billing to the eu-west-1 account", "knowledge")]}
+    report, requests, provider = _with_model(vault, [answer], auto=True)
+    assert report.implicit == ["the-staging-deploy-needs-the-cdn-cache-purged-first",
+                               "billing-runs-in-the-eu-west-1-account"]
+    assert report.proposed == ["always-squash-merge", *report.implicit]
+    # the model was shown the conversation, both sides, and asked for the user's words only
+    assert "user: we moved billing" in requests[0].prompt and "assistant: Looks like the cache" in requests[0].prompt
+    assert provider.calls == 1
+    # --auto took the explicit statement; the model's nominations wait for a person
+    assert len(report.accepted) == 1 and vault.get("always-squash-merge").type == "rule"
+    [(_, first), (_, second)] = capture.inbox(vault)
+    assert first.ids == ["the-staging-deploy-needs-the-cdn-cache-purged-first"]
+    trailers = first.commit.trailers
+    assert trailers["Hafiza-Confidence"] == "0.90" and "model-nominated" in trailers["Hafiza-Guards"]
+    assert trailers["Hafiza-Reason"].startswith("a model read it in the user's words")
+    assert "that bit us twice" in trailers["Hafiza-Evidence"]
+    [(_, sha)] = capture.decide(vault, [2], accept=True)
+    assert vault.get("billing-runs-in-the-eu-west-1-account").source == "session:s-2"
+
+
+@pytest.mark.parametrize("item, why", [
+    (_item("Clear the CDN cache before a deploy.", "Clearing it fixed the deploy."), "from the agent"),
+    (_item("Deploys need a manager's sign-off.", "deploys need a sign-off from a manager"), "not in the transcript"),
+    (_item("Production runs on Kubernetes 1.29 in Frankfurt.", "we moved billing to the eu-west-1 account"),
+     "not the user's"),
+    (_item("Billing moved to eu-west-1.", "we moved billing to the eu-west-1 account", type="fact"), "type"),
+    (_item("Billing moved to eu-west-1.", "we moved billing to the eu-west-1 account", type="banana"), "type"),
+    (_item("Billing moved to eu-west-1 account.", "we moved billing to the eu-west-1 account", confidence=0.4),
+     "confidence"),
+    (_item("Always squash merge when merging.", "Always squash merge."), "explicit"),
+    (_item("Billing deploys use the key ghp_8f2KcXq9LmN4vR7tY1wZ3aB6dE0gH5jK2pQs now.",
+           "we moved billing to the eu-west-1 account"), "secret"),
+])
+def test_code_refuses_what_a_confidently_wrong_model_nominates(vault, item, why):
+    report, _, _ = _with_model(vault, [{"memories": [item]}])
+    assert report.implicit == [] and report.proposed == ["always-squash-merge"]
+    [dropped] = report.dropped
+    assert why in dropped.why
+
+
+def test_a_model_answer_that_does_not_validate_is_discarded_and_the_explicit_ones_still_land(vault):
+    report, _, provider = _with_model(vault, ["I think the user wants the cache purged.",
+                                              {"memories": [{"text": "x"}]}],
+                                      said=CHAT + turns("more words here", session="s-3"))
+    assert provider.invalid == 2 and report.implicit == [] and report.proposed == ["always-squash-merge"]
+
+
+def test_the_model_budget_bounds_the_calls(vault):
+    said = CHAT + turns("the queue worker restarts at midnight because of the memory leak", session="s-3")
+    report, requests, provider = _with_model(vault, [{"memories": []}] * 3, said=said, budget=1)
+    assert len(requests) == 1 and provider.spent and report.proposed == ["always-squash-merge"]
+
+
+def test_without_a_model_the_explicit_statements_are_all_there_is(vault):
+    from hafiza.vault.provider import Budget, NoProvider
+
+    report = capture.file(vault, CHAT, provider=Budget(NoProvider(), 10))
+    assert report.proposed == ["always-squash-merge"] and report.implicit == report.dropped == []
+
+
+def test_inbox_file_with_a_model_on_the_command_line_and_no_transcript_secret_reaches_it(vault, home):  # noqa: F811
+    from model_server import ModelServer
+    from test_sessions import CLAUDE, user_line
+
+    _, text = SECRETS[0]
+    secret = "AKIA15ZTW4IFKYZIVCIR"
+    assert secret in text
+    with open(home / CLAUDE, "a", encoding="utf-8") as fh:
+        fh.write(user_line("231c160a-4a98-48bf-a1dd-879920902d70", text))
+    env = {"HOME": str(home)}
+    run_cli("sessions", "import", env=env)
+    with ModelServer(lambda prompt: {"memories": []}) as server:
+        out = json.loads(run_cli("inbox", "file", "--model", f"openai:scripted@{server.url}/v1", "--json",
+                                 env=env).stdout)
+    assert out["model"]["calls"] == len(server.requests) >= 1 and out["sessions"] == 9
+    assert len(out["proposed"]) == 4 and out["by_model"] == []
+    assert all(secret not in json.dumps(r.body) for r in server.requests)
+    plain = run_cli("inbox", "file", "--model", "none", env=env).stdout
+    assert plain.startswith("0 session(s)") and "model:" not in plain

@@ -216,6 +216,24 @@ def test_inline_leaves_ordinary_text_alone(text):
     assert inline(text) == text
 
 
+def test_inline_takes_its_shortcut_only_for_text_the_full_cleaning_leaves_as_it_is():
+    """`inline` skips its table for printable text without the few printable characters the table changes;
+    for each code point, that shortcut must give what the full cleaning gives."""
+    from hafiza.vault.text import _INLINE, _untag
+
+    def cleaned(text):
+        text = " ".join(text.translate(_INLINE).split())
+        return _untag(text) if "<" in text else text
+
+    for cp in range(0x110000):
+        ch = chr(cp)
+        if ch.isprintable() and ch != " ":
+            word = f"a{ch}b"
+            assert inline(word) == cleaned(word), hex(cp)
+    for text in (" lead", "trail ", "two  spaces", "tab\tx", "nbsp\u00a0x", "a\u3000b", "a ＜/x"):
+        assert inline(text) == cleaned(text), repr(text)
+
+
 def test_visible_shows_what_a_terminal_would_act_on():
     out = visible("title\x1b]0;pwned\x07\nclear\x1b[2J\tx\rover\bback \u202eevil\u200b\U000e0041\r\nend\x00")
     assert out == ("title\\x1b]0;pwned\\x07\nclear\\x1b[2J\tx\\x0dover\\x08back \\u202eevil\\u200b\\U000e0041"
