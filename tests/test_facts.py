@@ -338,3 +338,27 @@ def test_the_warm_process_sees_a_fact_change_and_a_hand_edit_of_a_note(acme):
                                                                        asked, env)), 15)
     finally:
         _stop(acme.root)
+
+
+def test_a_plain_git_pull_merges_a_note_through_the_driver(tmp_path):
+    import subprocess
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    a = writable(Vault.init(tmp_path / "a").root)
+    a.set_fact("Acme A.Ş.", "based in", "Ankara", since="2024-02")
+    set_remote(a, str(remote))
+    sync(a)
+    clone(str(remote), tmp_path / "b")
+    b = writable(Vault.init(tmp_path / "b", actor="cli-b").root, actor="cli-b")
+    a.set_fact("Acme A.Ş.", "based in", "İzmir", since="2026-11-03")
+    a.set_fact("Acme A.Ş.", "contact", "Ayşe")
+    sync(a)
+    b.set_fact("Acme A.Ş.", "based in", "Bursa", since="2026-10-01")
+    proc = subprocess.run(["git", "-C", str(b.root), "pull", "--no-rebase", "-q", "origin", "main"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # git ran hafiza's driver: no conflict to settle
+    note = facts.parse((b.root / ACME).read_text(encoding="utf-8"))
+    assert [(e.value, e.since, e.until) for e in note.attribute("based in").entries] == [
+        ("İzmir", "2026-11-03", None), ("Bursa", "2026-10-01", "2026-11-03"), ("Ankara", "2024-02", "2026-10-01")]
+    assert note.attribute("contact").current.value == "Ayşe"
