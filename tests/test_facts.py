@@ -362,3 +362,19 @@ def test_a_plain_git_pull_merges_a_note_through_the_driver(tmp_path):
     assert [(e.value, e.since, e.until) for e in note.attribute("based in").entries] == [
         ("İzmir", "2026-11-03", None), ("Bursa", "2026-10-01", "2026-11-03"), ("Ankara", "2024-02", "2026-10-01")]
     assert note.attribute("contact").current.value == "Ayşe"
+
+
+@pytest.mark.parametrize("prompt", ["Acme eskiden neredeydi?", "Where was Acme based previously?"])
+def test_a_before_question_brings_the_history_into_the_prompt(acme, prompt):
+    from test_hooks import CLAUDE_PROMPT, context_of, hook
+
+    topics = ["docker", "postgres", "redis", "kafka", "nginx", "terraform", "grafana", "sentry", "vite", "pytest"]
+    acme.import_many([{"text": f"Billing notes about {t}: version pinned, owner team {i}.", "title": f"{t} notes"}
+                      for i, t in enumerate(topics * 3)], source="test")
+    # Settled, as a vault is once Whoosh merges its segments: the three writes above left deleted copies of the
+    # note's documents, which count in every word's frequency until then.
+    Recall(acme.root).index.rebuild()
+    text = context_of(hook("claude-code", "UserPromptSubmit", {**CLAUDE_PROMPT, "prompt": prompt}))
+    assert "- [fact] fact:acme-a-s/based-in: Acme A.Ş.: based in — based in: İzmir (since 2026-11-03; was Ankara " \
+           "2024-02 → 2026-11-03)" in text.splitlines()
+    assert "billing" not in text
