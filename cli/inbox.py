@@ -19,15 +19,15 @@ def inbox(ctx, as_json):
     `inbox accept`, `inbox reject`."""
     if ctx.invoked_subcommand is not None:
         return
-    from hafiza.skills.capture import inbox as items
+    from hafiza.skills.capture import numbered
 
-    found = items(open_vault(ctx))
+    found = numbered(open_vault(ctx))
     if as_json:
-        emit([{"number": n, "branch": b.name, **p.to_json()} for n, (b, p) in enumerate(found, 1)])
+        emit([{**p.to_json(), "number": n, "branch": b.name} for n, (b, p) in found.items()])
         return
     if not found:
         click.echo("the inbox is empty; `hafiza inbox file` proposes memories from imported sessions")
-    for n, (_, p) in enumerate(found, 1):
+    for n, (_, p) in found.items():
         t = p.to_json()
         click.echo(f"{n:>3}  {t['subject'].removeprefix('capture ')}\n       {t['evidence']}")
 

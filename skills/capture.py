@@ -149,28 +149,45 @@ def _action(vault, statement: Statement, turn, key: str, taken: set, supersedes:
 
 def inbox(vault) -> list[tuple[object, object]]:
     """(branch, proposal) for each open capture proposal, oldest branch first."""
-    return [(b, p) for b in Review(vault).branches() if b.name.startswith("capture/") for p in b.open]
+    return list(numbered(vault).values())
+
+
+def numbered(vault) -> dict[int, tuple[object, object]]:
+    """The open capture proposals by their inbox number. A number stays with its proposal while its branch
+    is open: after `inbox accept 1 3`, item 2 is still 2 (numbers that shifted as items were decided made
+    `inbox reject 2` reject what the listing had shown as 4)."""
+    out, offset = {}, 0
+    for branch in Review(vault).branches():
+        if branch.name.startswith("capture/"):
+            out.update({offset + p.number: (branch, p) for p in branch.open})
+            offset += len(branch.proposals)
+    return out
 
 
 def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[object, str]]:
     """Accept or reject inbox items `numbers` (all when empty): (proposal, new sha, 'rejected' or why not)."""
     from hafiza.vault.errors import HafizaError
 
-    items = inbox(vault)
-    wanted = sorted(set(numbers)) or list(range(1, len(items) + 1))
-    bad = [n for n in wanted if not 1 <= n <= len(items)]
+    items = numbered(vault)
+    wanted = sorted(set(numbers)) or sorted(items)
+    bad = [n for n in wanted if n not in items]
     if bad:
-        raise HafizaError(f"the inbox has no item {bad[0]}; it has {len(items)}" if items else "the inbox is empty",
-                          field="number")
+        raise HafizaError(f"the inbox has no item {bad[0]}; it has {_numbers(items)}" if items
+                          else "the inbox is empty", field="number")
     review, out = Review(vault), []
-    for branch in dict.fromkeys(items[n - 1][0].name for n in wanted):
-        only = [items[n - 1][1].number for n in wanted if items[n - 1][0].name == branch]
+    for branch in dict.fromkeys(items[n][0].name for n in wanted):
+        only = [items[n][1].number for n in wanted if items[n][0].name == branch]
         current = review.branch(branch)
         if accept:
             out += review.accept(current, only)
         else:
             out += [(p, "rejected") for p in review.reject(current, only, why)]
     return out
+
+
+def _numbers(items) -> str:
+    numbers = sorted(items)
+    return str(numbers[0]) if len(numbers) == 1 else ", ".join(map(str, numbers))
 
 
 def file_sessions(vault, conversations, sessions=(), since=None, recall=None, auto: bool = False, only=None,

@@ -131,9 +131,12 @@ def test_inbox_commands(vault, home):  # noqa: F811
     assert [p["number"] for p in listed] == [1, 2, 3, 4]
     assert {p["subject"] for p in listed} >= {"capture our-ci-runs-on-buildkite"}
     assert "rejected" in run_cli("inbox", "reject", "1", "--why", "a test").stdout
-    assert run_cli("inbox", "accept", "1", "2").stdout.count("accepted as") == 2
-    missing = run_cli("inbox", "accept", "7", check=False)
-    assert missing.returncode == 1 and missing.stderr.strip() == "Error: the inbox has no item 7; it has 1"
+    # the numbers stay with their items while the inbox is worked through
+    assert [p["number"] for p in json.loads(run_cli("inbox", "--json").stdout)] == [2, 3, 4]
+    assert run_cli("inbox", "accept", "2", "4").stdout.count("accepted as") == 2
+    assert run_cli("inbox").stdout.startswith("  3  ")
+    missing = run_cli("inbox", "accept", "1", check=False)
+    assert missing.returncode == 1 and missing.stderr.strip() == "Error: the inbox has no item 1; it has 3"
     assert run_cli("inbox", "file").stdout.startswith("0 session(s): 0 proposed")
     assert "Usage: hafiza inbox file" in run_cli("inbox", "file", "--help").stdout
 
@@ -199,7 +202,7 @@ def test_a_model_nominates_what_the_user_said_without_a_cue_and_it_waits_in_the_
     assert trailers["Hafiza-Confidence"] == "0.90" and "model-nominated" in trailers["Hafiza-Guards"]
     assert trailers["Hafiza-Reason"].startswith("a model read it in the user's words")
     assert "that bit us twice" in trailers["Hafiza-Evidence"]
-    [(_, sha)] = capture.decide(vault, [2], accept=True)
+    [(_, sha)] = capture.decide(vault, [3], accept=True)  # item 1, accepted by --auto, keeps its number
     assert vault.get("billing-runs-in-the-eu-west-1-account").source == "session:s-2"
 
 

@@ -194,20 +194,3 @@ def test_a_vault_opened_for_reading_refuses_to_write(vault):
     with pytest.raises(HafizaError, match="opened for reading"):
         reader(vault.root).remember("should not land")
     assert git_subjects(vault.root) == ["hafiza: init vault"]
-
-
-def test_the_readmes_quick_start_does_what_it_says(tmp_path):
-    """The README's first commands, run as written (its `install` line aside): the search finds the memory."""
-    import re
-    import shlex
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("Then, for real use:", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
-    lines = [shlex.split(line.replace(".venv/bin/hafiza", "hafiza", 1), comments=True)
-             for line in block.replace("\\\n", " ").splitlines() if line.strip()]
-    commands = [argv[1:] for argv in lines if argv and argv[0] == "hafiza" and argv[1] != "install"]
-    assert [c[0] for c in commands] == ["init", "remember", "search"]
-    outputs = [run_cli(*argv).stdout for argv in commands]
-    remembered = re.search(r"remembered (\S+)", outputs[1])[1]
-    assert remembered in outputs[2]

@@ -68,6 +68,24 @@ def test_a_commit_without_a_user_identity_still_works(tmp_path, monkeypatch):
     assert git(vault.root, "log", "-1", "--format=%an <%ae>").strip() == "hafiza <hafiza@localhost>"
 
 
+@pytest.mark.parametrize("configured, expected", [
+    ({"user.name": "Ayşe Yılmaz", "user.email": "ayse@example.com"}, "Ayşe Yılmaz <ayse@example.com>"),
+    ({"user.name": "Ayşe Yılmaz"}, "hafiza <hafiza@localhost>"),  # half an identity: git would guess the rest
+])
+def test_commits_carry_the_users_git_identity_or_else_hafizas(tmp_path, monkeypatch, configured, expected):
+    from hafiza.vault.store import Vault
+
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(key)
+    vault = Vault.init(tmp_path / "fresh")
+    for key, value in configured.items():
+        git(vault.root, "config", key, value)
+    vault = Vault(vault.root)
+    vault.remember("x", id="x")
+    vault.remember("y", id="y")
+    assert git(vault.root, "log", "-2", "--format=%an <%ae>|%cn <%ce>").split("\n")[:2] == [f"{expected}|{expected}"] * 2
+
+
 def test_paths_outside_the_change_are_not_swept_into_the_commit(vault):
     vault.remember("We use pnpm.", id="pnpm")
     store = GitStore(vault.root)

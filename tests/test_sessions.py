@@ -31,7 +31,11 @@ CODEX = ".codex/sessions/2026/12/01/rollout-2026-12-01T22-08-01-01a233a6-8665-72
 @pytest.fixture
 def home(tmp_path) -> Path:
     """A HOME holding the recorded transcripts (opencode's database built from its SQL dump)."""
-    home = tmp_path / "home"
+    return recorded_home(tmp_path / "home")
+
+
+def recorded_home(home: Path) -> Path:
+    """`home` with the recorded transcripts copied in."""
     shutil.copytree(FIXTURES, home, dirs_exist_ok=True)
     data = home / ".local" / "share" / "opencode"
     with sqlite3.connect(data / "opencode.db") as con:

@@ -219,6 +219,21 @@ def test_first_push_to_an_empty_remote_and_what_came_in(tmp_path, remote):
     assert again.came_in == {"added": [], "changed": [], "superseded": []} and again.pushed == 0
 
 
+def test_init_from_a_bare_repository_whose_head_names_another_branch_checks_out_main(tmp_path):
+    """`git init --bare` names master as HEAD where git is not told otherwise; hafiza pushes main. The clone
+    must start from main, not from an empty master on which init writes a second, unrelated history."""
+    remote = tmp_path / "plain.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "master", str(remote))
+    a = Vault.init(tmp_path / "a")
+    a.remember("the staging db listens on 5433", id="staging-db")
+    set_remote(a, str(remote))
+    sync(a)
+    b = machine(tmp_path, remote, "b")
+    assert b.get("staging-db").body.strip() == "the staging db listens on 5433"
+    assert git(b.root, "rev-parse", "--abbrev-ref", "main@{upstream}").strip() == "origin/main"
+    assert sync(b).pushed == 0 and git_subjects(b.root) == git_subjects(a.root)
+
+
 def test_sync_registers_the_driver_and_commits_gitattributes(tmp_path, remote):
     a = Vault.init(tmp_path / "a")
     assert "merge=hafiza" in (a.root / ".gitattributes").read_text()

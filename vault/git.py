@@ -17,6 +17,12 @@ from .errors import GitError
 TRAILERS = ("Hafiza-Action", "Hafiza-Actor", "Hafiza-Reason")
 _TRAILER = re.compile(r"^(Hafiza-[A-Za-z-]+): ?(.*)$", re.MULTILINE)
 _FALLBACK_IDENTITY = ("hafiza", "hafiza@localhost")
+# The user's identity from git's config or environment, never one git makes up from the host name; when
+# there is none, hafiza commits as _FALLBACK_IDENTITY.
+_OWN_IDENTITY = ["-c", "user.useConfigOnly=true"]
+_FALLBACK_ARGS = [*_OWN_IDENTITY, "-c", f"user.name={_FALLBACK_IDENTITY[0]}", "-c", f"user.email={_FALLBACK_IDENTITY[1]}"]
+_MAKES_OBJECTS = ("commit-tree", "var")  # fail on a missing identity before writing anything: tried, then again
+_COMMITS_IN_PLACE = ("revert", "merge", "commit", "cherry-pick", "rebase", "stash", "tag", "pull")  # asked first
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -57,12 +63,11 @@ class GitStore:
     """A vault's git repository."""
 
     def __init__(self, root: Path):
-        self.root = Path(root)
-        _require_git()
+        self.root = Path(root)  # a missing git is found by the first command (_exec): no PATH scan per write
         self.git_dir = self.root / ".git"
         if not self.git_dir.is_dir():
             raise GitError(f"{self.root} is not a git repository")
-        self._identity: list[str] | None = None
+        self._identity = _OWN_IDENTITY
 
     @classmethod
     def init(cls, root: Path) -> "GitStore":
@@ -105,7 +110,17 @@ class GitStore:
 
     def _exec(self, args, env: dict | None, stdin=None) -> bytes:
         try:
-            proc = _git([*self._identity_args(), *args], self.root, env, stdin)
+            # Commit as the user where git knows them, else as hafiza (a fresh machine). Asking git first cost
+            # every write a process: the commands that only make an object try first and learn from failing.
+            if self._identity is _OWN_IDENTITY and args[0] in _COMMITS_IN_PLACE and not self._user_known():
+                self._identity = _FALLBACK_ARGS
+            proc = _git([*self._identity, *args], self.root, env, stdin)
+            if (proc.returncode != 0 and self._identity is _OWN_IDENTITY and args[0] in _MAKES_OBJECTS
+                    and not self._user_known()):
+                self._identity = _FALLBACK_ARGS
+                if hasattr(stdin, "seek"):
+                    stdin.seek(0)
+                proc = _git([*self._identity, *args], self.root, env, stdin)
         except FileNotFoundError:
             raise GitError(NO_GIT) from None
         if proc.returncode != 0:
@@ -115,17 +130,10 @@ class GitStore:
             raise GitError(f"git {args[0]} failed: {reason}") from None
         return proc.stdout
 
-    def _identity_args(self) -> list[str]:
-        # Commit as the user where git knows them; a fresh machine without an identity still works.
-        if self._identity is None:
-            self._identity = []
-            known = _git(["config", "--get-regexp", r"^user\.(name|email)$"], self.root).stdout.decode(
-                "utf-8", "replace")
-            keys = {line.split(" ", 1)[0].lower() for line in known.splitlines()}
-            if not {"user.name", "user.email"} <= keys:
-                self._identity = ["-c", f"user.name={_FALLBACK_IDENTITY[0]}",
-                                  "-c", f"user.email={_FALLBACK_IDENTITY[1]}"]
-        return self._identity
+    def _user_known(self) -> bool:
+        """Whether git's config names the user (both name and email)."""
+        known = _git(["config", "--get-regexp", r"^user\.(name|email)$"], self.root).stdout.decode("utf-8", "replace")
+        return {"user.name", "user.email"} <= {line.split(" ", 1)[0].lower() for line in known.splitlines()}
 
     def config(self, section: str, key: str) -> str | None:
         """A value of the vault's own git config (never synced: per machine, like a remote's URL)."""
@@ -451,6 +459,16 @@ class GitStore:
         if have != heads[0]:  # else fetched already: one network round trip for a sync with nothing new
             self._run("fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}", env=OFFLINE)
         return self.resolve(tracking)
+
+    def check_out(self, sha: str, track: str | None = None) -> None:
+        """Point the checked-out branch at `sha` and fill the work tree from it: a fresh clone's first
+        checkout, which has nothing to lose. With `track` (remote/branch), the branch follows that."""
+        self._run("reset", "--hard", "--quiet", sha)
+        if track:
+            remote, _, branch = track.partition("/")
+            name = self.current_branch()
+            self._run("config", f"branch.{name}.remote", remote)
+            self._run("config", f"branch.{name}.merge", f"refs/heads/{branch}")
 
     def set_head(self, branch: str) -> None:
         """Check out `branch` before it has a commit (a clone of an empty remote names whatever it guessed)."""

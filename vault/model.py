@@ -305,15 +305,23 @@ def to_metadata(memory: Memory) -> dict:
 
 
 def dump(memory: Memory) -> str:
-    """The file text for `memory`: YAML frontmatter and the markdown body."""
+    """The file text for `memory`: YAML frontmatter and the markdown body. Flat frontmatter is written
+    without importing PyYAML, in the very bytes PyYAML writes (vault/frontmatter.py)."""
+    from .frontmatter import emit
+
+    meta = to_metadata(memory)
+    header = emit(meta)
+    if header is None:
+        header = yaml_dump(meta)
+    return f"---\n{header}---\n{memory.body.strip()}\n"
+
+
+def yaml_dump(meta: dict) -> str:
+    """`meta` as PyYAML writes a memory's frontmatter."""
     import yaml
 
     class Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml: 5x faster on import
         def ignore_aliases(self, data):  # equal dates must not become &id001 anchors
             return True
 
-    header = yaml.dump(
-        to_metadata(memory), Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1000,
-        default_flow_style=None,
-    )
-    return f"---\n{header}---\n{memory.body.strip()}\n"
+    return yaml.dump(meta, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1000, default_flow_style=None)

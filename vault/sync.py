@@ -103,8 +103,14 @@ def clone(url: str, root: Path) -> Path:
     root.parent.mkdir(parents=True, exist_ok=True)
     store = GitStore.clone(url, root)
     root.chmod(0o700)
-    if store.head() is None:  # an empty remote: the vault's first commit goes out with the first sync
+    if store.head() is None:
+        try:  # the remote's HEAD names another branch (a bare repository made by `git init --bare` says master)
+            tip = store.resolve(f"refs/remotes/{REMOTE}/{BRANCH}")
+        except GitError:
+            tip = None  # an empty remote: the vault's first commit goes out with the first sync
         store.set_head(BRANCH)
+        if tip is not None:
+            store.check_out(tip, track=f"{REMOTE}/{BRANCH}")
     return root
 
 

@@ -1,0 +1,94 @@
+"""vault/frontmatter.py writes exactly what PyYAML writes, or declines: on generated vaults, hostile text and
+random strings built from the characters PyYAML treats specially."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fence_corpus import BENIGN, HOSTILE
+from hafiza.vault import model
+from hafiza.vault.frontmatter import emit
+from hafiza.vault.ids import slugify
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import gen  # noqa: E402
+
+# What PyYAML reads or writes specially, and ordinary letters around it.
+TRICKY = [*" :#,?[]{}&*!|>'\"%@`-~.<=+_/\\\t\n\r\x85\xa0\u2028\u2029\ufeff\u200b\x00\x7f",
+          *"0123456789", *"aeıİşğüöçTRUEYesnoNULLx", "é", "日", "😀", "\ue000", "\ufffd"]
+WORDS = ["yes", "No", "TRUE", "off", "On", "null", "Null", "~", "y", "n", "0x1f", "0b101", "1_000", "190:20:30",
+         "2026-12-01", "2026-12-01 10:00:00", ".inf", ".NaN", "<<", "=", "1e5", "1.5", "-", "- x", "---", "...",
+         "a: b", "a:b", "a #b", "a#b", "a:", "#a", ":a", "?a", "a ", " a", "", "a\nb", "İzmir: merkez", "x: "]
+
+
+def metadata(memory: model.Memory) -> dict:
+    return model.to_metadata(memory)
+
+
+def pure_python_dump(meta: dict) -> str:
+    """As model.yaml_dump, with PyYAML's Python emitter (an install without libyaml)."""
+    class Dumper(yaml.SafeDumper):
+        def ignore_aliases(self, data):
+            return True
+
+    return yaml.dump(meta, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=1000, default_flow_style=None)
+
+
+def same(meta: dict) -> bool:
+    fast = emit(meta)
+    return fast is None or fast == model.yaml_dump(meta) == pure_python_dump(meta)
+
+
+def from_generated(item: dict) -> model.Memory:
+    return model.Memory(id=slugify(item["title"]) or "x", title=item["title"], body=item["text"],
+                        type=item.get("type", "knowledge"), scope=item.get("scope", "global"),
+                        created=dt.date.fromisoformat(item["created"]), tags=item.get("tags", []),
+                        aliases=item.get("aliases", []),
+                        last_used=dt.date.fromisoformat(item["last_used"]) if item.get("last_used") else None,
+                        source="import:memories.jsonl")
+
+
+def test_generated_memories_are_written_as_pyyaml_writes_them_and_mostly_without_it():
+    metas = [metadata(from_generated(item)) for item in gen.memories(2000)]
+    assert all(same(m) for m in metas)
+    assert sum(emit(m) is not None for m in metas) / len(metas) >= 0.8  # the point of it: most skip PyYAML
+
+
+@pytest.mark.parametrize("text", [*WORDS, *(t for t, _ in HOSTILE), *BENIGN])
+def test_hostile_and_look_alike_values_are_written_as_pyyaml_writes_them(text):
+    base = model.Memory(id="m", title="t", body="b", created=dt.date(2026, 12, 1))
+    for memory in (base.evolve(title=text), base.evolve(tags=[text, "deploy"]), base.evolve(aliases=[text]),
+                   base.evolve(source=text), base.evolve(extra={"note": text}),
+                   base.evolve(verified={"status": "ok", "at": dt.date(2026, 12, 1), "detail": text}),
+                   base.evolve(extra={text or "k": 1})):
+        meta = metadata(memory)
+        assert same(meta), repr(text)
+        if emit(meta) is not None:
+            assert yaml.safe_load(emit(meta)) == meta
+
+
+def test_random_strings_of_the_characters_yaml_treats_specially():
+    rng = random.Random(7)
+    checked = plain = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(TRICKY) for _ in range(rng.randint(1, 8)))
+        for meta in ({"id": "m", "title": text, "tags": []}, {"id": "m", "tags": [text, "x"]},
+                     {"id": "m", "v": {"d": text}}, {"id": "m", "title": text}):
+            fast = emit(meta)
+            assert same(meta), repr(text)
+            checked, plain = checked + 1, plain + (fast is not None)
+    assert plain > 1000  # the fast path was taken often enough for the comparison to mean something
+
+
+def test_values_pyyaml_must_write_are_left_to_it():
+    assert emit({"id": "m", "half_life_days": 30.5}) is None              # floats: PyYAML's own repr
+    assert emit({"id": "m", "claims": [{"probe": "path"}]}) is None       # nested: block style
+    assert emit({"id": "m", "at": dt.datetime(2026, 12, 1, 10)}) is None  # a datetime, not a date
+    assert emit({"id": "m", "aliases": ["a" * 950]}) is None              # PyYAML would fold the line
+    assert emit({"id": "m", "title": "yes"}) is None                      # reads back as a boolean

@@ -1,0 +1,85 @@
+"""A memory's frontmatter written without PyYAML where PyYAML would write it plainly.
+
+Importing PyYAML costs a write ~20 ms (its resolver compiles dozens of regular expressions), a large
+share of `hafiza remember`. Most frontmatter is flat: words, dates, counts, lists of words, one level of
+`{key: value}`. For such a mapping `emit` writes exactly the bytes `yaml.dump(..., Dumper=SafeDumper,
+sort_keys=False, allow_unicode=True, width=1000, default_flow_style=None)` writes (model.dump); for
+anything else (a value PyYAML would quote, a float, a nested list, a line near the width) it returns None
+and the caller asks PyYAML. tests/test_frontmatter.py compares the two on generated vaults and hostile
+text, so the files stay byte for byte what they were.
+
+PyYAML's rules followed here (emitter.analyze_scalar, resolver.Resolver): a plain scalar has no leading
+or trailing space, no line break, only characters PyYAML prints as they are, no `: ` or ` #` (nor a
+trailing `:`), and in a flow collection none of `,?[]{}:`; it must not read back as another type, which
+for a scalar starting with a letter means only the YAML 1.1 booleans and nulls below. Scalars starting
+with anything else are left to PyYAML.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+WIDTH = 900  # PyYAML folds lines past its width (1000): well short of it, nothing is folded
+_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF "
+                   "null Null NULL".split())
+_FLOW = frozenset(",?[]{}:")
+
+
+def emit(meta: dict) -> str | None:
+    """The YAML of the flat mapping `meta` as PyYAML writes it, or None when it is not that simple."""
+    if not any(isinstance(v, (list, dict)) for v in meta.values()):
+        return None  # a mapping of scalars only is itself a leaf: PyYAML writes it as one `{...}` line
+    lines = []
+    for key, value in meta.items():
+        if not (isinstance(key, str) and _plain(key, flow=False)):
+            return None
+        if isinstance(value, list):
+            text = _collection([_scalar(v) for v in value], "[]")
+        elif isinstance(value, dict):
+            items = [(k, _scalar(v)) for k, v in value.items()]
+            text = None if any(not (isinstance(k, str) and _plain(k, flow=True)) or v is None for k, v in items) \
+                else _collection([f"{k}: {v}" for k, v in items], "{}")
+        else:
+            text = _scalar(value, flow=False)
+        if text is None:
+            return None
+        line = f"{key}: {text}"
+        if len(line) > WIDTH:
+            return None
+        lines.append(line)
+    return "\n".join(lines) + "\n" if lines else None
+
+
+def _collection(items: list, brackets: str) -> str | None:
+    if any(item is None for item in items):
+        return None
+    return brackets[0] + ", ".join(items) + brackets[1]
+
+
+def _scalar(value, flow: bool = True) -> str | None:
+    """A scalar as PyYAML writes it, or None."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, str) and _plain(value, flow):
+        return value
+    return None
+
+
+def _plain(text: str, flow: bool) -> bool:
+    if not text or not text[0].isalpha() or text in _WORDS or text[-1] in " :":
+        return False
+    if ": " in text or " #" in text or (flow and not _FLOW.isdisjoint(text)):
+        return False
+    return all(" " <= ch <= "~" or _printable(ch) for ch in text)
+
+
+def _printable(ch: str) -> bool:
+    """A character past ASCII that PyYAML writes as it is (allow_unicode) and that breaks no line. Not past
+    the BMP: libyaml (CSafeDumper) quotes those where PyYAML's Python emitter would not."""
+    return ("\xa0" <= ch <= "\ud7ff" or "\ue000" <= ch <= "\ufffd") and ch not in "\ufeff\u2028\u2029"
