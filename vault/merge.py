@@ -101,13 +101,80 @@ def is_memory(path: str) -> bool:
 
 
 def _fact(base: bytes | None, ours: bytes, theirs: bytes) -> Merged:
-    """A fact note: every value either side recorded kept, ordered by date (vault/facts.py `merge`)."""
+    """A fact note (vault/facts.py), field by field and value by value: every value either side recorded is
+    kept (minus one a side removed by hand since the ancestor), ordered by date; the newest is current, each
+    older one closed where the next began. Never a conflict, unless a side does not parse."""
+    from dataclasses import replace
+
     from . import facts
 
     try:
-        return Merged(*facts.merge(base, ours, theirs))
-    except ValueError as exc:
+        b, o, t = (facts.parse(x.decode("utf-8")) if x else None for x in (base, ours, theirs))
+    except (FrontmatterError, UnicodeDecodeError) as exc:
         raise Conflict(f"a side does not parse ({exc})") from None
+    if o is None or t is None:
+        raise Conflict("a side is empty")
+    b = b or facts.Note(entity=o.entity)
+    clashes: list[str] = []
+    names = [a.name for a in o.attributes] + [a.name for a in t.attributes if not o.attribute(a.name)]
+    extra = {k: _side(b.extra.get(k), o.extra.get(k), t.extra.get(k)) for k in dict.fromkeys([*o.extra, *t.extra])}
+    merged = replace(
+        o, entity=_side(b.entity, o.entity, t.entity), kind=_side(b.kind, o.kind, t.kind),
+        aliases=_set(b.aliases, o.aliases, t.aliases), scope=_side(b.scope, o.scope, t.scope),
+        created=min((d for d in (o.created, t.created) if d), default=None),
+        updated=max((d for d in (o.updated, t.updated) if d), default=None),
+        notes=_notes(b.notes, o.notes, t.notes), extra={k: v for k, v in extra.items() if v is not None},
+        attributes=[_values(b.attribute(n), o.attribute(n), t.attribute(n), clashes) for n in names])
+    note = f"both sides changed {', '.join(clashes)}: every value kept, the newest current" if clashes else None
+    return Merged(facts.dump(merged).encode("utf-8"), note)
+
+
+def _side(base, ours, theirs):
+    """Theirs where only they changed it, else ours."""
+    return theirs if ours == base and theirs != base else ours
+
+
+def _notes(base: str, ours: str, theirs: str) -> str:
+    """A fact note's free text: three-way, both sides' lines kept where they clash."""
+    from .git import merge_text
+
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    text, clashes = merge_text(ours + "\n", base + "\n", theirs + "\n")
+    if clashes:
+        text, _ = merge_text(ours + "\n", base + "\n", theirs + "\n", favor="union")
+    return text.strip("\n")
+
+
+def _values(base, ours, theirs, clashes: list):
+    """One attribute's values from both sides (facts.Attribute or None each), newest first."""
+    from .facts import Attribute, Entry, key
+
+    sides = [a for a in (ours, theirs) if a is not None]
+    by_key: dict[tuple, list] = {}
+    for side in sides:
+        for entry in side.entries:
+            by_key.setdefault((key(entry.value), entry.since), []).append(entry)
+    if base is not None and len(sides) == 2:  # a value one side took out by hand since the ancestor stays out
+        for entry in base.entries:
+            k = (key(entry.value), entry.since)
+            if k in by_key and not all(any((key(e.value), e.since) == k for e in s.entries) for s in sides):
+                del by_key[k]
+    if ours and theirs and ours.current and theirs.current and key(ours.current.value) != key(theirs.current.value):
+        clashes.append(ours.name)
+    # Newest first; among values of the same date, ours first (our machine's current value stays current).
+    order = list(by_key)
+    out: list = []
+    for k in sorted(order, key=lambda k: (k[1] or "", -order.index(k)), reverse=True):
+        found = by_key[k]
+        ends = [e.until for e in found if e.until]
+        if out and out[-1].since:
+            ends.append(out[-1].since)  # closed where the next value began, at the latest
+        out.append(Entry(found[0].value, k[1], min(ends) if ends and (out or any(e.until for e in found)) else None))
+    other = list(dict.fromkeys([*(ours.other if ours else []), *(theirs.other if theirs else [])]))
+    return Attribute((ours or theirs).name, out, other)
 
 
 def _union(ours: bytes, theirs: bytes) -> bytes:
