@@ -24,6 +24,7 @@ COMMANDS = {
     "admin": ("demo", "doctor", "init", "reindex"),
     "agents": ("daemon", "hook", "profile"),
     "curate": ("curate", "review"),
+    "facts": ("fact",),
     "inbox": ("inbox",),
     "read": ("list", "log", "search", "show", "stats"),
     "serve": ("mcp", "token"),

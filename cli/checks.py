@@ -78,7 +78,11 @@ def check_clients(vault) -> Check:
 
 
 def check_files(vault) -> Check:
+    from hafiza.vault import facts
+
     memories, errors = vault.load_all()
+    notes, broken = facts.load_all(vault.root)
+    errors += broken
     renamed = [f"memories/{m.path.name} says `id: {m.id}`: it is found as {m.id} only; rename the file to "
                f"{m.id}.md" for m in memories if m.path is not None and m.path.stem != m.id]
     if errors:
@@ -86,7 +90,7 @@ def check_files(vault) -> Check:
                      [e.message for e in errors] + renamed)
     if renamed:
         return Check("files", "warn", f"{len(renamed)} file name(s) differ from the id inside", renamed)
-    return Check("files", "ok", f"{len(memories)} memories parse")
+    return Check("files", "ok", f"{len(memories)} memories parse" + (f", and {len(notes)} fact notes" if notes else ""))
 
 
 def check_index(vault) -> Check:
@@ -94,14 +98,18 @@ def check_index(vault) -> Check:
 
     index = Index(vault.root, notice=lambda _: None)
     report = index.sync()
+    from hafiza.vault import facts
+
     parsed = len(vault.load_all()[0])
-    count = index.doc_count()
+    attributes = sum(1 for n in facts.load_all(vault.root)[0] for a in n.attributes if a.current)
+    count = index.doc_count() - attributes  # each current attribute of a fact note is a document of its own
     note = (" (rebuilt)" if report.rebuilt else
             f" (built {report.impact_built} keyword pruning file(s))" if report.impact_built else "")
+    also = f" (and {attributes} fact attributes)" if attributes else ""
     if count != parsed:
-        return Check("index", "fail", f"index holds {count} memories but {parsed} files parse{note}; "
+        return Check("index", "fail", f"index holds {count} memories{also} but {parsed} files parse{note}; "
                      "run `hafiza reindex`")
-    return Check("index", "ok", f"{count} memories indexed, in step with the files{note}")
+    return Check("index", "ok", f"{count} memories{also} indexed, in step with the files{note}")
 
 
 def check_vectors(vault, settings) -> Check:

@@ -74,6 +74,8 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
         label = "" if hit.status == "active" else f" [{hit.status}]"
         label += f" [vault: {inline(hit.vault)}]" if hit.vault else ""  # several vaults were searched
         click.echo(f"{hit.score:8.3f}  {click.style(hit.id, bold=True)}  ({hit.type}){label}  {inline(hit.title)}")
+        if hit.path.startswith("facts/"):  # a fact note's attribute: its value and what it was before
+            click.echo(f"          {inline(hit.snippet)}")
         if explain:
             click.echo("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))
 

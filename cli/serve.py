@@ -28,7 +28,7 @@ def _address(value: str) -> tuple[str, int]:
 @click.pass_context
 def mcp_(ctx, http, project, users):
     """Run the MCP server: recall, remember, update, add_aliases, supersede, forget, mark_used, get, list,
-    profile, record_episode, search_sessions.
+    profile, record_episode, search_sessions, set_fact, get_fact.
 
     Over stdio (the default) nothing but protocol is written to stdout. With no vault yet, it creates
     one as `hafiza init` would (and says so on stderr): an agent's first session must not find a

@@ -146,7 +146,7 @@ class Loop:
     """
 
     def __init__(self, server, recall, mode: str, stats: dict, answer, root: Path, idle: float = IDLE_SECONDS):
-        from hafiza.vault.paths import MEMORIES
+        from hafiza.vault.paths import FACTS, MEMORIES
 
         from .watch import FolderWatch
 
@@ -155,7 +155,7 @@ class Loop:
         self.idle = idle  # seconds without a request before the process exits
         self.selector = selectors.DefaultSelector()
         self.selector.register(server, selectors.EVENT_READ)
-        self.watch = FolderWatch.open(root / MEMORIES)
+        self.watch = FolderWatch.open(root / MEMORIES, {f"{FACTS}/": root / FACTS})  # facts/, if there is one
         if self.watch is not None:
             self.selector.register(self.watch, selectors.EVENT_READ)
         stats["watch"] = self.watch is not None

@@ -28,11 +28,14 @@ class FolderWatch:
     drains them: the names touched, or None when the kernel lost count (its queue overflowed, or the
     folder itself went) and only a full comparison can tell."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, prefixes: dict[int, str] | None = None):
         self.fd = fd
+        self.prefixes = prefixes or {}  # watch descriptor -> what its names are reported under
 
     @classmethod
-    def open(cls, folder: Path) -> "FolderWatch | None":
+    def open(cls, folder: Path, also: dict[str, Path] | None = None) -> "FolderWatch | None":
+        """A watch on `folder`, and on each folder of `also` that exists, its names reported as prefix + name
+        (fact notes as `facts/<name>`, as the index knows them)."""
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
             init, add = libc.inotify_init1, libc.inotify_add_watch
@@ -44,7 +47,12 @@ class FolderWatch:
         if add(fd, os.fsencode(str(folder)), WATCHED) < 0:
             os.close(fd)
             return None
-        return cls(fd)
+        prefixes = {}
+        for prefix, other in (also or {}).items():
+            wd = add(fd, os.fsencode(str(other)), WATCHED) if other.is_dir() else -1
+            if wd >= 0:
+                prefixes[wd] = prefix
+        return cls(fd, prefixes)
 
     def fileno(self) -> int:
         return self.fd
@@ -58,13 +66,13 @@ class FolderWatch:
                 return names
             at = 0
             while at + _EVENT.size <= len(data):
-                _, mask, _, size = _EVENT.unpack_from(data, at)
+                wd, mask, _, size = _EVENT.unpack_from(data, at)
                 name = data[at + _EVENT.size:at + _EVENT.size + size].rstrip(b"\0")
                 at += _EVENT.size + size
                 if mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED):
                     names = None
                 elif names is not None and name:
-                    names.add(os.fsdecode(name))
+                    names.add(self.prefixes.get(wd, "") + os.fsdecode(name))
 
     def close(self) -> None:
         os.close(self.fd)

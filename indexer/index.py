@@ -19,7 +19,7 @@ from hafiza.vault import changes
 from hafiza.vault.conflicts import readable
 from hafiza.vault.files import NotRegularFile, atomic_write, read_text
 from hafiza.vault.lock import is_held, locked, try_locked
-from hafiza.vault.paths import MEMORIES, SIDECAR, WRITE_LOCK
+from hafiza.vault.paths import FACT_DOC, FACTS, MEMORIES, SIDECAR, WRITE_LOCK
 from hafiza.vault.text import first_line
 
 from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
@@ -73,22 +73,28 @@ class Index:
         return Manifest.open(self.manifest_path, SCHEMA_VERSION)
 
     def _scan(self) -> dict[str, tuple[int, int]]:
+        """(mtime, size) of every memory file by name, and of every fact note as `facts/<name>`."""
         out = {}
-        try:
-            entries = os.scandir(self.memories_dir)
-        except FileNotFoundError:
-            return out
-        with entries:
-            for entry in entries:
-                if _is_memory_name(entry.name):
-                    # Never through a link: a dangling one would fail here, one to /etc/passwd would be read.
-                    # A link, a pipe or a folder is listed, and named once as unreadable in _apply.
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    out[entry.name] = (st.st_mtime_ns, st.st_size)
+        for folder, prefix in ((self.memories_dir, ""), (self.root / FACTS, f"{FACTS}/")):
+            try:
+                entries = os.scandir(folder)
+            except FileNotFoundError:
+                continue
+            with entries:
+                for entry in entries:
+                    if _is_memory_name(entry.name):
+                        # Never through a link: a dangling one would fail here, one to /etc/passwd would be read.
+                        # A link, a pipe or a folder is listed, and named once as unreadable in _apply.
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        out[prefix + entry.name] = (st.st_mtime_ns, st.st_size)
         return out
+
+    def _path(self, name: str) -> Path:
+        """The file a manifest name stands for: memories/<name>, or the fact note facts/<name>."""
+        return self.root / name if name.startswith(f"{FACTS}/") else self.memories_dir / name
 
     def _stat(self, names) -> dict[str, tuple[int, int]]:
         """`_scan` for a few names: those that exist."""
@@ -96,7 +102,7 @@ class Index:
         for name in names:
             if _is_memory_name(name):
                 try:
-                    st = os.lstat(self.memories_dir / name)
+                    st = os.lstat(self._path(name))
                 except OSError:
                     continue
                 out[name] = (st.st_mtime_ns, st.st_size)
@@ -266,7 +272,7 @@ class Index:
         gone = [n for n in rows if n not in on_disk]
         writer = None
         for done, name in enumerate(moved, 1):
-            path = self.memories_dir / name
+            path = self._path(name)
             try:
                 text = read_text(path)
             except NotRegularFile as exc:
@@ -285,7 +291,10 @@ class Index:
                 continue
             writer = writer or ix.writer(**writer_args)
             if old and old[3]:
-                writer.delete_by_term("id", old[3])
+                _drop(writer, old[3])
+            if name.startswith(f"{FACTS}/"):
+                self._apply_note(writer, manifest, name, path, text, on_disk[name], digest, report, bool(old))
+                continue
             try:
                 memory = model.parse(text, path)
                 owner = next((o for o in manifest.owners(memory.id)
@@ -304,7 +313,7 @@ class Index:
         for name in gone:
             if rows[name][3]:
                 writer = writer or ix.writer(**writer_args)
-                writer.delete_by_term("id", rows[name][3])
+                _drop(writer, rows[name][3])
             manifest.drop(name)
             report.removed += 1
         if writer is not None:
@@ -314,6 +323,24 @@ class Index:
             impact.build(ix)  # the impact file of a new big segment (a merge, a rebuild): once, not per prompt
         report.errors = manifest.errors()
         return report
+
+    @staticmethod
+    def _apply_note(writer, manifest, name, path, text, stat, digest, report, known) -> None:
+        """Index a fact note: a document per attribute with a current value (indexer/facts.py)."""
+        from hafiza.vault import facts
+
+        from .facts import documents
+
+        try:
+            note = facts.parse(text, path)
+        except facts.FrontmatterError as exc:
+            manifest.put(name, [*stat, digest, None, exc.reason])
+            return
+        for doc in documents(note, digest):
+            writer.update_document(**doc)
+        manifest.put(name, [*stat, digest, f"{FACT_DOC}{note.slug}", None])
+        report.changed += known
+        report.added += not known
 
     def rebuild(self, progress=None) -> SyncReport:
         """Build a fresh index and manifest beside the old ones and swap them in."""
@@ -394,9 +421,10 @@ class Index:
 
     def documents(self, type: str | None = None, status: str = "all", scope: str | None = None,
                   without_aliases: bool = False) -> list[dict]:
-        """Stored fields of every memory (or those of one type, status and scope, or without aliases), by id."""
-        docs = [d for d in self.stored()
-                if (not type or d["type"] == type) and (status == "all" or d["status"] == status)
+        """Stored fields of every memory (or those of one type, status and scope, or without aliases), by id;
+        fact notes' documents are not memories and are left out."""
+        docs = [d for d in self.stored() if not d["id"].startswith(FACT_DOC)  # memories only: `fact list`
+                and (not type or d["type"] == type) and (status == "all" or d["status"] == status)
                 and (not scope or d["scope"] == scope) and not (without_aliases and d.get("aliases"))]
         return sorted(docs, key=lambda d: d["id"])
 
@@ -443,8 +471,18 @@ def _moved(rows: dict, on_disk: dict) -> bool:
         n not in on_disk for n in rows)
 
 
+def _drop(writer, doc_id: str) -> None:
+    """Take a file's documents out of the index: a memory's one, or each attribute of a fact note."""
+    if doc_id.startswith(FACT_DOC):
+        from whoosh.query import Prefix
+
+        writer.delete_by_query(Prefix("id", f"{doc_id}/"))
+    else:
+        writer.delete_by_term("id", doc_id)
+
+
 def _is_memory_name(name: str) -> bool:
-    return name.endswith(".md") and not name.startswith(".")
+    return name.endswith(".md") and not name.rpartition("/")[2].startswith(".")
 
 
 def document(memory, digest: str) -> dict:

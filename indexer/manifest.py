@@ -117,7 +117,7 @@ class Manifest:
                             type, status, scope, without_aliases)
 
     def _select(self, columns: str, type, status, scope, without_aliases, row_factory=None) -> list:
-        where, args = ["id IS NOT NULL"], []
+        where, args = ["id IS NOT NULL", "name NOT LIKE 'facts/%'"], []  # fact notes: `hafiza fact list`
         for column, value in (("type", type), ("status", None if status == "all" else status), ("scope", scope)):
             if value:
                 where.append(f"{column} = ?")
@@ -138,7 +138,7 @@ class Manifest:
 
     def misnamed(self) -> set[str]:
         """Ids declared by files named otherwise (a hand-made `notes.md` saying `id: deploy`)."""
-        return {r[0] for r in self._run("SELECT id FROM files WHERE name != id || '.md'")}
+        return {r[0] for r in self._run("SELECT id FROM files WHERE name != id || '.md' AND name NOT LIKE 'facts/%'")}
 
     def errors(self) -> dict[str, str]:
         return dict(self._run("SELECT name, error FROM files WHERE error IS NOT NULL"))

@@ -322,10 +322,15 @@ def factors(doc: dict, pending: dict, today: dt.date) -> dict:
 def to_hit(doc: dict, score: float, parts: dict) -> Hit:
     return Hit(
         id=doc["id"], title=doc["title"], type=doc["type"], scope=doc["scope"], status=doc["status"],
-        score=score, path=f"memories/{doc['path']}", snippet=doc.get("snippet") or "", tags=doc.get("tags") or "",
+        score=score, path=vault_path(doc['path']), snippet=doc.get("snippet") or "", tags=doc.get("tags") or "",
         superseded_by=doc.get("superseded_by"), verified=doc.get("verified"),
         verified_note=doc.get("verified_note"), parts=parts,
     )
+
+
+def vault_path(stored: str) -> str:
+    """A document's file, relative to the vault: memories/<name>, or a fact note's facts/<name> as stored."""
+    return stored if stored.startswith("facts/") else f"memories/{stored}"
 
 
 def _date(value) -> dt.date | None:

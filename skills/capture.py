@@ -2,10 +2,12 @@
 
 The inbox is a review branch (`capture/<date>`, vault/review.py), one commit per proposed memory, with
 the quote, session and time as evidence. Nothing reaches recall until a person accepts it (`hafiza
-inbox accept`), or `--auto` accepts the explicit ones (all that capture proposes without a model).
+inbox accept`), or `--auto` accepts the explicit ones (what the user said in so many words).
 A statement that restates an existing memory records a use of it instead; one close to an existing
-memory of the same type but saying something else is proposed as superseding it. A rejected
-proposal is a ruling: no later run proposes it again.
+memory of the same type but saying something else is proposed as superseding it. A fact change
+("Acme moved to İzmir") is proposed as a change to the entity's fact note, and a `fact` memory a fact
+note contradicts as superseded (skills/facts.py). A rejected proposal is a ruling: no later run proposes
+it again.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from hafiza.vault.review import Action, Review
 from hafiza.vault.secrets import find_secrets
 from hafiza.vault.text import fold_text
 
+from .facts import proposals as fact_proposals
 from .statements import Statement, find, overlap
 
 ACTOR = "capture"
@@ -89,14 +92,19 @@ def file(vault, turns, *, recall=None, auto: bool = False, now: dt.datetime | No
         actions.append(action)
         if confidence is not None:
             implicit.append(action.ids[0])
+    facts = fact_proposals(vault, turns, decided, now)  # "Acme moved to İzmir": skills/facts.py
+    actions += facts
+    # A supersede found by comparing a fact note with a memory was not said: like a model's nomination,
+    # it waits for a person.
+    inferred = set(implicit) | {a.ids[0] for a in facts if a.action == "supersede"}
     branch = review.start("capture", now) if actions else None
     if actions:  # one git process for all of them: a 200-turn session is filed in ~0.25 s (bench/capture.py)
         review.propose_all(branch, actions)
     proposed = [a.ids[0] for a in actions]
     accepted = []
-    if auto and branch:  # the explicit statements only: a model's nomination waits for a person
+    if auto and branch:  # what was said in so many words only: a nomination or an inference waits for a person
         current = review.branch(branch)
-        explicit = [p.number for p in current.open if p.ids[:1] and p.ids[0] not in implicit]
+        explicit = [p.number for p in current.open if p.ids[:1] and p.ids[0] not in inferred]
         if explicit:
             accepted = [sha for _, sha in Review(vault).accept(current, explicit) if len(sha) == 40]
     return Report(branch, proposed, used, skipped, accepted, implicit, dropped)

@@ -20,7 +20,7 @@ from hafiza.indexer.refresh import refresh_all
 from hafiza.vault import episodes, usage
 
 TOOLS = {"recall", "remember", "supersede", "forget", "mark_used", "get", "list", "profile", "record_episode",
-         "add_aliases", "update", "search_sessions"}
+         "add_aliases", "update", "search_sessions", "set_fact", "get_fact"}
 
 
 def stdio(root, name="test-agent"):

@@ -341,6 +341,14 @@ def scene_capture(tmp_path, vault, env):
 
 
 @scene
+def scene_facts(tmp_path, vault, env):
+    """A fact note made and changed, shown, and found by a question about where it was before."""
+    [console] = scene_blocks("facts")
+    run_block(console, Path(env["HOME"]), env, tmp_path)
+    assert "fact:acme-a-s/based-in" in shell('hafiza search "where was acme previously"', tmp_path, env).stdout
+
+
+@scene
 def scene_sessions(tmp_path, vault, env):
     """The recorded transcripts of the four clients: each search finds something, show prints the session."""
     import json

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 from .files import append_lines, atomic_write
-from .paths import MEMORIES, SIDECAR
+from .paths import FACTS, MEMORIES, SIDECAR
 
 LOG = "changes"
 LIMIT = 1 << 20  # ~10,000 writes
@@ -52,11 +52,25 @@ class Position:
         return f"Position{tuple(self.to_json())}"
 
 
-def folder_mtime(root: Path) -> int | None:
+def folder_mtime(root: Path) -> int | str | None:
+    """memories/'s mtime; with a facts/ folder, both (fact notes are indexed too: vault/facts.py)."""
     try:
-        return os.stat(Path(root) / MEMORIES).st_mtime_ns
+        memories = os.stat(Path(root) / MEMORIES).st_mtime_ns
     except FileNotFoundError:
         return None
+    try:
+        return f"{memories}/{os.stat(Path(root) / FACTS).st_mtime_ns}"
+    except FileNotFoundError:
+        return memories
+
+
+def name_of(rel: str) -> str | None:
+    """The name the index knows a vault file by: `x.md` for memories/x.md, `facts/y.md` for a fact note;
+    None for a file it does not index."""
+    head, _, rest = rel.partition("/")
+    if rest.endswith(".md") and "/" not in rest and head in (MEMORIES, FACTS):
+        return rest if head == MEMORIES else rel
+    return None
 
 
 def now(root: Path) -> Position:
@@ -70,7 +84,7 @@ def now(root: Path) -> Position:
 
 
 def record(root: Path, names) -> None:
-    """Log that hafiza wrote `names` (file names in memories/); call under the writer lock, after the writes."""
+    """Log that hafiza wrote `names` (file names in memories/, `facts/<name>` for fact notes); call under the writer lock, after the writes."""
     names = sorted(set(names))
     if not names:
         return

@@ -542,12 +542,12 @@ class GitStore:
         self._exec(("commit", "--quiet", "--no-verify", "-F", "-"), None, msg.encode("utf-8"))
         return self.head()
 
-    def diff_names(self, old: str | None, new: str, folder: str) -> list[tuple[str, str]]:
-        """(status letter, path) of files under `folder` that differ from `old` (all of them without one) to `new`."""
+    def diff_names(self, old: str | None, new: str, *folders: str) -> list[tuple[str, str]]:
+        """(status letter, path) of files under `folders` that differ from `old` (all of them without one) to `new`."""
         if old is None:
-            out = self._run("ls-tree", "-r", "-z", "--name-only", new, "--", folder)
+            out = self._run("ls-tree", "-r", "-z", "--name-only", new, "--", *folders)
             return [("A", p) for p in out.split("\0") if p]
-        out = self._run("diff", "--name-status", "-z", "--no-renames", old, new, "--", folder)
+        out = self._run("diff", "--name-status", "-z", "--no-renames", old, new, "--", *folders)
         parts = [p for p in out.split("\0") if p]
         return list(zip(parts[::2], parts[1::2]))
 

@@ -6,7 +6,8 @@ add both sides' increments (the larger alone would lose uses); dates take the
 later, and so does `verified` (the later check); lists merge as sets,
 honouring a removal made on one side; a supersede or archive made on either
 side sticks unless the other side restored the memory since the ancestor.
-Bodies merge three-way by text (`git merge-file`). JSON-lines records
+Bodies merge three-way by text (`git merge-file`). A fact note keeps every
+value either side recorded, newest current (vault/facts.py). JSON-lines records
 (episodes, rulings) merge as a union.
 
 Two callers want different things where both sides changed the same thing:
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 from . import conflicts, model
 from .errors import FrontmatterError
+from .facts import is_fact_path
 
 COUNTERS = ("shown", "used")
 LATEST = ("last_used", "updated")
@@ -59,6 +61,8 @@ def merge(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | Non
         return _union(ours, theirs)
     if is_memory(path):
         return _memory(base, ours, theirs, strict=True).data
+    if is_fact_path(path):
+        return _fact(base, ours, theirs).data
     raise Conflict("both sides changed it")
 
 
@@ -75,9 +79,9 @@ def reconcile(path: str, base: bytes | None, ours: bytes | None, theirs: bytes |
         return Merged(ours if theirs is None else theirs, "deleted on one side and changed on the other: kept")
     if path.endswith(".jsonl"):
         return Merged(_union(ours, theirs))
-    if is_memory(path):
+    if is_memory(path) or is_fact_path(path):
         try:
-            return _memory(base, ours, theirs, strict=False)
+            return _memory(base, ours, theirs, strict=False) if is_memory(path) else _fact(base, ours, theirs)
         except Conflict:
             pass  # a side that does not parse: merged as text below
     return _text(ours, base or b"", theirs)
@@ -94,6 +98,83 @@ def twice(base: bytes, same: bytes) -> bytes:
 
 def is_memory(path: str) -> bool:
     return path.startswith("memories/") and path.endswith(".md") and path.count("/") == 1
+
+
+def _fact(base: bytes | None, ours: bytes, theirs: bytes) -> Merged:
+    """A fact note (vault/facts.py), field by field and value by value: every value either side recorded is
+    kept (minus one a side removed by hand since the ancestor), ordered by date; the newest is current, each
+    older one closed where the next began. Never a conflict, unless a side does not parse."""
+    from dataclasses import replace
+
+    from . import facts
+
+    try:
+        b, o, t = (facts.parse(x.decode("utf-8")) if x else None for x in (base, ours, theirs))
+    except (FrontmatterError, UnicodeDecodeError) as exc:
+        raise Conflict(f"a side does not parse ({exc})") from None
+    if o is None or t is None:
+        raise Conflict("a side is empty")
+    b = b or facts.Note(entity=o.entity)
+    clashes: list[str] = []
+    names = [a.name for a in o.attributes] + [a.name for a in t.attributes if not o.attribute(a.name)]
+    extra = {k: _side(b.extra.get(k), o.extra.get(k), t.extra.get(k)) for k in dict.fromkeys([*o.extra, *t.extra])}
+    merged = replace(
+        o, entity=_side(b.entity, o.entity, t.entity), kind=_side(b.kind, o.kind, t.kind),
+        aliases=_set(b.aliases, o.aliases, t.aliases), scope=_side(b.scope, o.scope, t.scope),
+        created=min((d for d in (o.created, t.created) if d), default=None),
+        updated=max((d for d in (o.updated, t.updated) if d), default=None),
+        notes=_notes(b.notes, o.notes, t.notes), extra={k: v for k, v in extra.items() if v is not None},
+        attributes=[_values(b.attribute(n), o.attribute(n), t.attribute(n), clashes) for n in names])
+    note = f"both sides changed {', '.join(clashes)}: every value kept, the newest current" if clashes else None
+    return Merged(facts.dump(merged).encode("utf-8"), note)
+
+
+def _side(base, ours, theirs):
+    """Theirs where only they changed it, else ours."""
+    return theirs if ours == base and theirs != base else ours
+
+
+def _notes(base: str, ours: str, theirs: str) -> str:
+    """A fact note's free text: three-way, both sides' lines kept where they clash."""
+    from .git import merge_text
+
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    text, clashes = merge_text(ours + "\n", base + "\n", theirs + "\n")
+    if clashes:
+        text, _ = merge_text(ours + "\n", base + "\n", theirs + "\n", favor="union")
+    return text.strip("\n")
+
+
+def _values(base, ours, theirs, clashes: list):
+    """One attribute's values from both sides (facts.Attribute or None each), newest first."""
+    from .facts import Attribute, Entry, key
+
+    sides = [a for a in (ours, theirs) if a is not None]
+    by_key: dict[tuple, list] = {}
+    for side in sides:
+        for entry in side.entries:
+            by_key.setdefault((key(entry.value), entry.since), []).append(entry)
+    if base is not None and len(sides) == 2:  # a value one side took out by hand since the ancestor stays out
+        for entry in base.entries:
+            k = (key(entry.value), entry.since)
+            if k in by_key and not all(any((key(e.value), e.since) == k for e in s.entries) for s in sides):
+                del by_key[k]
+    if ours and theirs and ours.current and theirs.current and key(ours.current.value) != key(theirs.current.value):
+        clashes.append(ours.name)
+    # Newest first; among values of the same date, ours first (our machine's current value stays current).
+    order = list(by_key)
+    out: list = []
+    for k in sorted(order, key=lambda k: (k[1] or "", -order.index(k)), reverse=True):
+        found = by_key[k]
+        ends = [e.until for e in found if e.until]
+        if out and out[-1].since:
+            ends.append(out[-1].since)  # closed where the next value began, at the latest
+        out.append(Entry(found[0].value, k[1], min(ends) if ends and (out or any(e.until for e in found)) else None))
+    other = list(dict.fromkeys([*(ours.other if ours else []), *(theirs.other if theirs else [])]))
+    return Attribute((ours or theirs).name, out, other)
 
 
 def _union(ours: bytes, theirs: bytes) -> bytes:

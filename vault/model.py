@@ -15,7 +15,7 @@ from .ids import declared_id, is_valid_id  # noqa: F401  (declared_id re-exporte
 from .text import first_line  # noqa: F401  (re-exported: where titles come from)
 from .kinds import HALF_LIFE, STATUSES, TYPES  # noqa: F401  (re-exported: the format's vocabulary)
 
-_SCOPE = re.compile(r"^(global|project:[\w.\-]+)$")
+SCOPE = re.compile(r"^(global|project:[\w.\-]+)$")
 
 # Keys hafiza owns, in the order they are written. Anything else is the user's and is kept.
 KNOWN_KEYS = (
@@ -131,7 +131,7 @@ def from_metadata(meta: dict, body: str, *, path: Path | None = None) -> Memory:
         raise FieldError("id", f"{mem_id!r} is not a valid id (lowercase letters, digits and -)")
     title = _optional_str(meta.get("title")) or first_line(body) or mem_id
     scope = str(meta.get("scope") or "global").strip()
-    if not _SCOPE.match(scope):
+    if not SCOPE.match(scope):
         raise FieldError("scope", f"{scope!r} must be 'global' or 'project:<name>'")
     half_life = meta.get("half_life_days")
     if half_life not in (None, "") and (isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or half_life <= 0):
@@ -258,15 +258,19 @@ def parse(text: str, path: Path | None = None) -> Memory:
 def read(path: Path) -> Memory:
     """Read and parse one memory file: a regular file only (never a symlink out of the vault, a FIFO,
     a folder), and no larger than a memory can be."""
+    return parse(read_note(path), path)
+
+
+def read_note(path: Path) -> str:
+    """The text of a vault note (a memory, a fact note); FrontmatterError when it is not a readable regular file."""
     try:
-        text = read_text(path)
+        return read_text(path)
     except NotRegularFile as exc:
         raise FrontmatterError(path, exc.reason) from None
     except UnicodeDecodeError:
         raise FrontmatterError(path, "not UTF-8 text") from None
     except OSError as exc:
         raise FrontmatterError(path, f"unreadable ({exc.strerror or exc})") from None
-    return parse(text, path)
 
 
 def to_metadata(memory: Memory) -> dict:

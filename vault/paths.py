@@ -7,6 +7,9 @@ from pathlib import Path
 
 SIDECAR = ".hafiza"
 MEMORIES = "memories"
+FACTS = "facts"  # one note per entity, with dated history (vault/facts.py)
+# Recall's id of a fact note's attribute, `fact:<note>/<attribute>`: never a memory id (vault/ids.py).
+FACT_DOC = "fact:"
 WRITE_LOCK = "write.lock"  # in SIDECAR: held by the one writer at a time
 
 

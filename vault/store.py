@@ -135,6 +135,12 @@ class Vault:
         for memory in self.load_all()[0]:  # a hand-made file whose name differs from its id
             if memory.id == memory_id:
                 return memory
+        from .facts import note_of
+
+        note = note_of(memory_id)
+        if note is not None:
+            raise MemoryNotFound(f"{memory_id} is an attribute of the fact note {note}, not a memory; "
+                                 f"`hafiza fact show {note[6:-3]}` prints it", field="id")
         raise MemoryNotFound(f"no memory with id {memory_id!r}", field="id")
 
     def taken(self) -> "Taken":
@@ -334,8 +340,7 @@ class Vault:
 
     def _log(self, paths) -> None:
         """Tell readers which memory files a commit changed, so their index catches up by reading only those."""
-        prefix = f"{MEMORIES}/"
-        names = [p[len(prefix):] for p in map(str, paths) if p.startswith(prefix) and "/" not in p[len(prefix):]]
+        names = [name for name in map(changes.name_of, map(str, paths)) if name]
         self.touched += len(names)
         changes.record(self.root, names)
 
@@ -498,6 +503,14 @@ class Vault:
             self.commit([path], f"update {memory.id}", "update", reason)
         return memory
 
+    def set_fact(self, entity: str, attribute: str, value: str, since=None, kind: str | None = None,
+                 reason: str | None = None):
+        """Set an attribute in the entity's fact note, the old value kept in its history: one commit
+        (vault/facts.py). Returns (note, change)."""
+        from . import facts
+
+        return facts.set_value(self, entity, attribute, value, since, kind, reason)
+
     def save_draft(self, memory_id: str, text: str) -> Path:
         """Keep a refused edit under .hafiza/drafts/ (never committed), readable by its owner only and
         with any secret in it masked: the reason it was refused must not stay on disk in plain text."""
@@ -570,7 +583,11 @@ class Vault:
 
     def record_use(self, ids, session: str | None = None) -> list[str]:
         """Log a use of each id (the only upward usefulness signal); unknown ids raise."""
-        missing = [i for i in ids if not (is_valid_id(i) and (self.memories_dir / f"{i}.md").is_file())]
+        from .facts import note_of
+
+        # A recalled fact's use is logged like a memory's (folding passes it by: its note has no counters).
+        missing = [i for i in ids if not (is_valid_id(i) and (self.memories_dir / f"{i}.md").is_file())
+                   and not ((note := note_of(i)) and (self.root / note).is_file())]
         if missing:  # only then ask which file declares it, for hand-made files named otherwise
             taken = self.taken()
             missing = [i for i in missing if i not in taken]

@@ -26,11 +26,12 @@ from .errors import FrontmatterError, GitError, HafizaError
 from .files import atomic_write, read_regular
 from .git import message
 from .ids import unique_id
+from .facts import is_fact_path
 from .merge import is_memory, reconcile, twice
-from .paths import MEMORIES
+from .paths import FACT_DOC, FACTS, MEMORIES
 
 ATTRIBUTES = ".gitattributes"
-RULES = ("memories/*.md merge=hafiza", "*.jsonl merge=hafiza")  # what the driver merges
+RULES = ("memories/*.md merge=hafiza", "*.jsonl merge=hafiza", "facts/*.md merge=hafiza")  # what the driver merges
 REMOTE, BRANCH = "origin", "main"
 MERGED = (MEMORIES, "*.jsonl", "*.md")  # where a merge without the driver may leave conflict markers
 PUSH_TRIES = 3  # another machine pushed between our fetch and our push: fetch and merge again
@@ -141,7 +142,7 @@ def sync(vault, remote: str = REMOTE, branch: str = BRANCH) -> Report:
             _repair(vault, report)  # what came in may hold the markers of a merge made elsewhere without the driver
             head = git.head()
         if tip is not None and before is not None:  # what the remote changed, as it now stands here
-            theirs = {p for _, p in git.diff_names(git.merge_base(before, tip), tip, MEMORIES)}
+            theirs = {p for _, p in git.diff_names(git.merge_base(before, tip), tip, MEMORIES, FACTS)}
             _tally(git, before, head, report.came_in, only=theirs)
         if head is None or head == tip:
             break
@@ -187,7 +188,7 @@ def _merge(vault, tip: str | None, remote: str, branch: str, report: Report) -> 
         return
     if head is None or git.is_ancestor(head, tip):
         git.fast_forward(tip)
-        _followed(vault, git.diff_names(head, tip, MEMORIES))
+        _followed(vault, git.diff_names(head, tip, MEMORIES, FACTS))
         return
     bases = git.merge_bases(head, tip)
     try:
@@ -242,7 +243,7 @@ def _finish(vault, report: Report, subject: str, before: str | None = None) -> N
     notes += twins
     report.notes += notes
     git.commit_merge(message(subject, "sync", vault.actor, body="\n".join(f"- {n}" for n in notes)))
-    _followed(vault, git.diff_names(before or f"{git.head()}^1", git.head(), MEMORIES))
+    _followed(vault, git.diff_names(before or f"{git.head()}^1", git.head(), MEMORIES, FACTS))
 
 
 def _split(vault, paths: list[str]) -> tuple[list[str], list[Path]]:
@@ -302,21 +303,23 @@ def _repair(vault, report: Report) -> None:
 
 
 def _followed(vault, changes: list[tuple[str, str]]) -> None:
-    """Tell readers which memory files changed, so the index re-reads only those; counts as a commit."""
-    vault._landed([path for _, path in changes if is_memory(path)])
+    """Tell readers which memory files and fact notes changed, so the index re-reads only those; counts as a
+    commit."""
+    vault._landed([path for _, path in changes if is_memory(path) or is_fact_path(path)])
 
 
 def _tally(git, old: str | None, new: str | None, into: dict[str, list[str]], only: set | None = None) -> None:
-    """Memories added, changed and superseded from `old` to `new` (of the paths `only`), by id, into `into`."""
+    """Memories added, changed and superseded from `old` to `new` (of the paths `only`), by id, into `into`;
+    fact notes added and changed as `fact:<note>`."""
     if new is None or old == new:
         return
-    changed = [(status, rel) for status, rel in git.diff_names(old, new, MEMORIES)
-               if is_memory(rel) and (only is None or rel in only) and status in "AM"]
+    changed = [(status, rel) for status, rel in git.diff_names(old, new, MEMORIES, FACTS)
+               if (is_memory(rel) or is_fact_path(rel)) and (only is None or rel in only) and status in "AM"]
     modified = [rel for status, rel in changed if status == "M"]
     data = git.blobs([f"{rev}:{rel}" for rel in modified for rev in (old, new)])
     found = {rel: (data[2 * n], data[2 * n + 1]) for n, rel in enumerate(modified)}
     for status, rel in changed:
-        memory_id = Path(rel).stem
+        memory_id = Path(rel).stem if is_memory(rel) else f"{FACT_DOC}{Path(rel).stem}"
         if status == "A":
             into["added"].append(memory_id)
         else:

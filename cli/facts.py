@@ -1,0 +1,108 @@
+"""`hafiza fact`: notes about people, clients, projects and services, each attribute with its dated history."""
+
+from __future__ import annotations
+
+import click
+
+from .app import cli, emit, open_vault, vault_root
+
+
+@cli.group()
+def fact():
+    """Fact notes (facts/<entity>.md): the current value of each attribute of a person, client, project or
+    service, and what it was before. `fact set` changes one (one commit, the old value kept); recall finds
+    the current values; `fact show` and `fact history` print them."""
+
+
+@fact.command("set")
+@click.argument("entity")
+@click.argument("attribute")
+@click.argument("value")
+@click.option("--since", metavar="DATE", help="When the value became true: YYYY-MM-DD, YYYY-MM or YYYY "
+                                             "(default: today).")
+@click.option("--kind", help="What the entity is, for a new note: person, client, project, service...")
+@click.option("--reason", help="Why, recorded in the commit.")
+@click.option("--json", "as_json", is_flag=True, help="Print the note as JSON.")
+@click.pass_context
+def set_(ctx, entity, attribute, value, since, kind, reason, as_json):
+    """Set ENTITY's ATTRIBUTE to VALUE, in one commit; its current value moves into the history, never
+    deleted. Names are matched folded: "ACME A.Ş." and "acme a.s." are one entity."""
+    from hafiza.vault import facts
+
+    note, change = open_vault(ctx).set_fact(entity, attribute, value, since=since, kind=kind, reason=reason)
+    if as_json:
+        emit({**facts.to_json(note), "changed": change.changed})
+    elif not change.changed:
+        click.echo(f"{note.entity}: {change.attribute} is already {change.new.value}; nothing changed")
+    else:
+        was = f" (was {change.old.value})" if change.old else ""
+        click.echo(f"{note.entity}: {change.attribute} = {change.new.value}{was}  [{facts.FACTS}/{note.slug}.md]")
+
+
+@fact.command("show")
+@click.argument("entity")
+@click.option("--json", "as_json", is_flag=True, help="The note as JSON.")
+@click.pass_context
+def show(ctx, entity, as_json):
+    """ENTITY's current attributes, each with what it was before."""
+    from hafiza.vault import facts
+    from hafiza.vault.text import visible
+
+    note = facts.find(vault_root(ctx), entity)
+    if as_json:
+        emit(facts.to_json(note))
+        return
+    click.echo(visible(f"{note.entity}" + (f" ({note.kind})" if note.kind else "") + f"  [{facts.FACTS}/{note.slug}.md]"))
+    for attribute in note.attributes:
+        click.echo(visible(f"  {facts.describe(attribute)}"))
+
+
+@fact.command("history")
+@click.argument("entity")
+@click.argument("attribute", required=False)
+@click.option("--json", "as_json", is_flag=True, help="The values as JSON.")
+@click.pass_context
+def history(ctx, entity, attribute, as_json):
+    """Every value ENTITY's attributes (or ATTRIBUTE) had, newest first, with their dates."""
+    from hafiza.vault import facts
+    from hafiza.vault.errors import HafizaError
+    from hafiza.vault.text import visible
+
+    note = facts.find(vault_root(ctx), entity)
+    chosen = note.attributes
+    if attribute is not None:
+        found = note.attribute(attribute)
+        if found is None:
+            names = ", ".join(a.name for a in note.attributes) or "none"
+            raise HafizaError(f"{note.entity} has no attribute {attribute!r} (it has: {names})")
+        chosen = [found]
+    rows = [{"attribute": a.name, "value": e.value, "since": e.since, "until": e.until,
+             "current": e is a.current} for a in chosen for e in a.entries]
+    if as_json:
+        emit(rows)
+        return
+    for row in rows:
+        span = f"since {row['since'] or '?'}" if row["current"] else f"{row['since'] or '?'} → {row['until'] or '?'}"
+        click.echo(visible(f"{row['attribute']}: {row['value']}  ({span})" + ("  current" if row["current"] else "")))
+
+
+@fact.command("list")
+@click.option("--json", "as_json", is_flag=True, help="The notes as JSON.")
+@click.pass_context
+def list_(ctx, as_json):
+    """Every fact note: its entity, kind and current attributes. Notes that do not parse are named on stderr."""
+    from hafiza.vault import facts
+    from hafiza.vault.text import visible
+
+    notes, errors = facts.load_all(vault_root(ctx))
+    for error in errors:
+        click.echo(f"warning: {error.message}", err=True)
+    if as_json:
+        emit([facts.to_json(n) for n in notes])
+        return
+    if not notes:
+        click.echo("no fact notes yet; `hafiza fact set ENTITY ATTRIBUTE VALUE` starts one")
+    for note in notes:
+        current = "; ".join(f"{a.name}: {a.current.value}" for a in note.attributes if a.current)
+        kind = f" ({note.kind})" if note.kind else ""
+        click.echo(visible(f"{note.entity}{kind}: {current}  [{facts.FACTS}/{note.slug}.md]"))

@@ -1,0 +1,386 @@
+"""Fact notes: one markdown file per person, client, project or service under facts/, holding its current
+attributes and their dated history. The file is the truth; a person edits it in any editor:
+
+    ---
+    entity: Acme A.Ş.
+    kind: client
+    aliases: [Acme]
+    created: 2024-02-01
+    updated: 2026-11-03
+    ---
+    Free notes about Acme, kept as written.
+
+    ## based in
+    - İzmir (since 2026-11-03)
+    - Ankara (2024-02 → 2026-11-03)
+
+Every `## ` section is an attribute; it lists its values newest first: the first one without an end date is the
+current value, the others its history. A change adds one line at the top of its section and closes the
+line below it (`since X` becomes `X → Y`), so a diff shows exactly what changed and when, and nothing is
+ever removed (docs/architecture.md: facts change; supersede, never delete, and show history). Dates may
+be a year, a month or a day. Frontmatter keys hafiza does not know, and lines it does not read inside a
+section, are kept on rewrite.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import FrontmatterError, HafizaError, MemoryNotFound
+from .ids import slugify, transliterate
+from .paths import FACT_DOC, FACTS
+from .text import fold_text
+
+KNOWN_KEYS = ("entity", "kind", "aliases", "scope", "created", "updated")
+MAX_NAME_CHARS = 120   # an entity's or an attribute's name: a heading, not a paragraph
+MAX_VALUE_CHARS = 300  # a value stands on one line of the note
+DATE = r"\d{4}(?:-\d{2}(?:-\d{2})?)?"
+_DATE = re.compile(rf"^{DATE}$")
+ARROW = "→"
+_ENTRY = re.compile(rf"^[-*]\s+(?P<value>.*?)(?:\s*\((?:since\s+(?P<since>{DATE})|(?P<start>{DATE})?\s*(?:→|->)\s*"
+                    rf"(?P<end>{DATE})?)\))?\s*$")
+_SECTION = re.compile(r"^##\s+(?P<name>\S.*?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One value an attribute had, from `since` until `until` (None: still current, or not known)."""
+
+    value: str
+    since: str | None = None
+    until: str | None = None
+
+    def line(self, current: bool) -> str:
+        if current:
+            return f"- {self.value}" + (f" (since {self.since})" if self.since else "")
+        span = f"{self.since or ''} {ARROW} {self.until or ''}".strip()
+        return f"- {self.value} ({span})"
+
+    def span(self) -> str:
+        """'2024-02 → 2026-11-03', for one line of history."""
+        return f"{self.since or '?'} {ARROW} {self.until or '?'}"
+
+
+@dataclass
+class Attribute:
+    name: str
+    entries: list[Entry] = field(default_factory=list)   # newest first
+    other: list[str] = field(default_factory=list)        # lines of the section that are not values: kept
+
+    @property
+    def current(self) -> Entry | None:
+        return self.entries[0] if self.entries and self.entries[0].until is None else None
+
+    @property
+    def history(self) -> list[Entry]:
+        return self.entries[1:] if self.current else list(self.entries)
+
+
+@dataclass
+class Note:
+    entity: str
+    kind: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    scope: str = "global"
+    created: dt.date | None = None
+    updated: dt.date | None = None
+    notes: str = ""                                        # the text before the first attribute
+    attributes: list[Attribute] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)    # the user's own frontmatter keys, in order
+    path: Path | None = None
+
+    @property
+    def slug(self) -> str:
+        return self.path.stem if self.path else entity_slug(self.entity)
+
+    def attribute(self, name: str) -> Attribute | None:
+        wanted = key(name)
+        return next((a for a in self.attributes if key(a.name) == wanted), None)
+
+    def names(self) -> list[str]:
+        """The entity's name and aliases: what a lookup or a prompt may call it."""
+        return [self.entity, *self.aliases]
+
+
+def key(name: str) -> str:
+    """A name as lookups compare it: Turkish-aware folding, one space ("İzmir", "izmir" and "IZMIR" alike)."""
+    return " ".join(fold_text(name).split())
+
+
+def entity_slug(entity: str) -> str:
+    """The note's file name (without .md): ASCII, safe on every file system ("Acme A.Ş." -> acme-a-s);
+    `entity` for a name with no Latin letter or digit ("東京"), made unique by the writer."""
+    return slugify(entity) if re.search(r"[a-z0-9]", transliterate(entity).lower()) else "entity"
+
+
+def attribute_slug(name: str) -> str:
+    return slugify(name)
+
+
+def note_of(doc_id: str) -> str | None:
+    """The vault-relative note a recalled fact's id names (`fact:acme-a-s/based-in` -> facts/acme-a-s.md)."""
+    slug, _, attribute = doc_id.removeprefix(FACT_DOC).partition("/")
+    if not doc_id.startswith(FACT_DOC) or not attribute or not slug or "/" in attribute or slug.startswith("."):
+        return None
+    return f"{FACTS}/{slug}.md"
+
+
+def is_fact_path(rel: str) -> bool:
+    """A fact note's vault-relative path: facts/<slug>.md."""
+    return rel.startswith(f"{FACTS}/") and rel.endswith(".md") and rel.count("/") == 1
+
+
+# ---- reading
+
+def parse(text: str, path: Path | None = None) -> Note:
+    """Parse one fact note; FrontmatterError names the path and why."""
+    from . import model
+
+    where = path or "<text>"
+    try:
+        meta, body = model.split(text.strip())
+    except Exception as exc:  # bad YAML, a list for frontmatter
+        raise FrontmatterError(where, f"invalid frontmatter: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+    meta = dict(meta or {})
+    entity = " ".join(str(meta.get("entity") or "").split())
+    if not entity:
+        raise FrontmatterError(where, "entity: missing (the name of the person, client, project or service)")
+    try:
+        created = model.as_date(meta.get("created"), "created")
+        updated = model.as_date(meta.get("updated"), "updated")
+    except ValueError as exc:
+        raise FrontmatterError(where, str(exc)) from None
+    aliases = meta.get("aliases") or []
+    aliases = [str(a).strip() for a in (aliases if isinstance(aliases, list) else [aliases]) if str(a).strip()]
+    scope = str(meta.get("scope") or "global").strip()
+    if not model.SCOPE.match(scope):
+        raise FrontmatterError(where, f"scope: {scope!r} must be 'global' or 'project:<name>'")
+    notes, attributes = _body(body)
+    return Note(entity=entity, kind=str(meta["kind"]) if meta.get("kind") else None, aliases=aliases,
+                scope=scope, created=created, updated=updated, notes=notes,
+                attributes=attributes, extra={k: v for k, v in meta.items() if k not in KNOWN_KEYS}, path=path)
+
+
+def _body(body: str) -> tuple[str, list[Attribute]]:
+    from .conflicts import readable
+
+    notes: list[str] = []
+    attributes: list[Attribute] = []
+    for line in readable(body).split("\n"):  # a merge fence's lines are not values; both texts are
+        heading = _SECTION.match(line)
+        if heading:
+            attributes.append(Attribute(heading.group("name")))
+            continue
+        if not attributes:
+            notes.append(line)
+            continue
+        entry = _ENTRY.match(line.strip())
+        if entry and entry.group("value"):
+            attributes[-1].entries.append(Entry(entry.group("value").strip(), entry.group("since") or entry.group("start"),
+                                                entry.group("end")))
+        elif line.strip():
+            attributes[-1].other.append(line.rstrip())
+    return "\n".join(notes).strip("\n"), attributes
+
+
+def read(path: Path) -> Note:
+    from .model import read_note
+
+    return parse(read_note(path), path)
+
+
+def load_all(root: Path) -> tuple[list[Note], list[FrontmatterError]]:
+    """Every fact note that parses, by file name, and an error per one that does not."""
+    notes, errors = [], []
+    for path in sorted((Path(root) / FACTS).glob("*.md")):
+        try:
+            notes.append(read(path))
+        except FrontmatterError as exc:
+            errors.append(exc)
+    return notes, errors
+
+
+def find(root: Path, entity: str) -> Note:
+    """The note about `entity`, by its name or an alias compared folded, or by its file name (`acme-a-s`);
+    else the one note whose name starts with those words ("Acme" for "Acme A.Ş."). Two such notes: an
+    error naming both. (Names are not compared by slug: "東京" and "大阪" both slug to the fallback.)"""
+    wanted = key(entity)
+    notes, _ = load_all(root)
+    for note in notes:
+        if wanted in map(key, note.names()) or note.slug == entity.strip():
+            return note
+    starts = [n for n in notes if any(key(name).startswith(wanted + " ") for name in n.names())] if wanted else []
+    if len(starts) == 1:
+        return starts[0]
+    if starts:
+        raise HafizaError(f"{entity!r} may be any of {', '.join(n.entity for n in starts)}; give the whole name",
+                          field="entity")
+    raise MemoryNotFound(f"no fact note about {entity!r}; `hafiza fact list` shows them", field="entity")
+
+
+# ---- writing
+
+def dump(note: Note) -> str:
+    """The note's file text: frontmatter (hafiza's keys, then the user's), notes, one section per attribute."""
+    import yaml
+
+    meta: dict[str, Any] = {"entity": note.entity}
+    if note.kind:
+        meta["kind"] = note.kind
+    if note.aliases:
+        meta["aliases"] = list(note.aliases)
+    if note.scope != "global":
+        meta["scope"] = note.scope
+    for name in ("created", "updated"):
+        if getattr(note, name):
+            meta[name] = getattr(note, name)
+    meta.update(note.extra)
+    # One key a line, lists in brackets (as memories write them): a changed key is one changed line in a diff.
+    header = "".join(yaml.safe_dump({k: v}, sort_keys=False, allow_unicode=True, width=1000,
+                                    default_flow_style=isinstance(v, list)) for k, v in meta.items())
+    parts = [note.notes.strip("\n")] if note.notes.strip() else []
+    for attribute in note.attributes:
+        lines = [f"## {attribute.name}"]
+        lines += [e.line(current=i == 0 and e.until is None) for i, e in enumerate(attribute.entries)]
+        lines += attribute.other
+        parts.append("\n".join(lines))
+    return f"---\n{header}---\n" + "\n\n".join(parts) + "\n"
+
+
+def check_date(value: str | dt.date | None, what: str = "since") -> str:
+    """A date as the note writes it: YYYY, YYYY-MM or YYYY-MM-DD (default: today)."""
+    if value is None or value == "":
+        return dt.date.today().isoformat()
+    text = value.isoformat() if isinstance(value, dt.date) else str(value).strip()
+    if not _DATE.match(text):
+        raise HafizaError(f"{what}: {text!r} is not a date (YYYY-MM-DD, YYYY-MM or YYYY)", field=what)
+    try:
+        dt.date.fromisoformat(text + "-01-01"[len(text) - 4:] if len(text) < 10 else text)
+    except ValueError:
+        raise HafizaError(f"{what}: {text!r} is not a date", field=what) from None
+    return text
+
+
+def _name(value: str, what: str, most: int) -> str:
+    if not isinstance(value, str):
+        raise HafizaError(f"{what}: expected a string, got {value!r}", field=what)
+    value = " ".join(value.split())
+    if not value:
+        raise HafizaError(f"{what} is empty", field=what)
+    if len(value) > most:
+        raise HafizaError(f"{what} has {len(value):,} characters; at most {most}", field=what)
+    return value
+
+
+def check_input(entity: str, attribute: str, value: str) -> tuple[str, str, str]:
+    """Entity, attribute and value as a note holds them (one line each), or HafizaError naming the field."""
+    entity = _name(entity, "entity", MAX_NAME_CHARS)
+    attribute = _name(attribute, "attribute", MAX_NAME_CHARS)
+    value = _name(value, "value", MAX_VALUE_CHARS)
+    if _ENTRY.match(f"- {value}").group("value") != value:
+        raise HafizaError(f"value: {value!r} ends in what reads as a date range; write it without the brackets",
+                          field="value")
+    return entity, attribute, value
+
+
+@dataclass(frozen=True)
+class Change:
+    """What `apply` did: the attribute, its new current value, and the one it replaced (None: a first value;
+    the same entry as `new`: nothing changed)."""
+
+    attribute: str
+    new: Entry
+    old: Entry | None
+
+    @property
+    def changed(self) -> bool:
+        return self.old is None or self.old != self.new
+
+
+def apply(note: Note, attribute: str, value: str, since: str, today: dt.date | None = None) -> tuple[Note, Change]:
+    """The note with `attribute` set to `value` from `since`: the current value moves into the history, closed
+    at `since`; nothing is removed. Setting the value it already has changes nothing."""
+    today = today or dt.date.today()
+    found = note.attribute(attribute)
+    new = Entry(value, since)
+    if found is None:
+        attributes = [*note.attributes, Attribute(attribute, [new])]
+        return replace(note, attributes=attributes, updated=today), Change(attribute, new, None)
+    current = found.current
+    if current is not None and key(current.value) == key(value):
+        return note, Change(found.name, current, current)
+    if current is not None and current.since and since < current.since:
+        raise HafizaError(f"since: {since} is before {found.name}'s current value {current.value!r} began "
+                          f"({current.since}); a change starts on or after it", field="since")
+    entries = [new] + ([replace(current, until=since)] + found.entries[1:] if current else found.entries)
+    changed = replace(found, entries=entries)
+    attributes = [changed if a is found else a for a in note.attributes]
+    return replace(note, attributes=attributes, updated=today), Change(found.name, new, current)
+
+
+def new_note(entity: str, kind: str | None, today: dt.date | None = None) -> Note:
+    today = today or dt.date.today()
+    return Note(entity=entity, kind=kind, created=today, updated=today)
+
+
+def describe(attribute: Attribute, entity: str | None = None) -> str:
+    """'based in: İzmir (since 2026-11-03; was Ankara 2024-02 → 2026-11-03)': one attribute in one line."""
+    current = attribute.current
+    head = f"{entity} " if entity else ""
+    was = [f"was {e.value} {e.span()}" for e in attribute.history]
+    if current is None:
+        return f"{head}{attribute.name}: no current value" + (f" ({'; '.join(was)})" if was else "")
+    dates = ([f"since {current.since}"] if current.since else []) + was
+    return f"{head}{attribute.name}: {current.value}" + (f" ({'; '.join(dates)})" if dates else "")
+
+
+def to_json(note: Note) -> dict:
+    return {"entity": note.entity, "kind": note.kind, "aliases": note.aliases, "scope": note.scope,
+            "path": f"{FACTS}/{note.slug}.md", "updated": note.updated.isoformat() if note.updated else None,
+            "attributes": [{"name": a.name, "value": a.current.value if a.current else None,
+                            "since": a.current.since if a.current else None,
+                            "history": [{"value": e.value, "since": e.since, "until": e.until} for e in a.history]}
+                           for a in note.attributes]}
+
+
+def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: str | None = None,
+              reason: str | None = None) -> tuple[Note, Change]:
+    """Set `entity`'s `attribute` to `value` (from `since`, default today) in its note, creating the note if
+    there is none: one commit, the old value kept in the history. Nothing is written when the value is the
+    one it has."""
+    from . import secrets
+
+    entity, attribute, value = check_input(entity, attribute, value)
+    since = check_date(since)
+    if kind is not None:
+        kind = _name(kind, "kind", MAX_NAME_CHARS)
+    with vault.transaction():
+        vault.warnings += secrets.check("\n".join([entity, attribute, value, kind or ""]), "the fact", field="value")
+        try:
+            note = find(vault.root, entity)
+        except MemoryNotFound:
+            note = new_note(entity, kind)
+            note.path = free_path(vault.root, entity)
+        if kind and not note.kind:
+            note = replace(note, kind=kind)
+        note, change = apply(note, attribute, value, since)
+        if change.changed:
+            folder = vault.root / FACTS
+            folder.mkdir(mode=0o700, exist_ok=True)
+            path = vault.write_bytes(note.path, dump(note).encode("utf-8"))
+            was = f" (was {change.old.value})" if change.old else ""
+            vault.commit([path], f"fact {note.slug}: {change.attribute} = {value}{was}", "fact", reason)
+    return note, change
+
+
+def free_path(root: Path, entity: str) -> Path:
+    """facts/<slug>.md for a new note: the entity's slug, or slug-2... when another entity folds to it."""
+    from .ids import unique_id
+
+    folder = Path(root) / FACTS
+    taken = {p.stem for p in folder.glob("*.md")} if folder.is_dir() else set()
+    return folder / f"{unique_id(entity_slug(entity), taken)}.md"
