@@ -21,6 +21,7 @@ from test_mcp import TOOLS, free_port, listening
 MARK = {"alice": "aardvark", "bob": "bobolink", "team": "tapir"}  # a word only that vault's memory holds
 # Text only each vault holds and no request ever sends (a query or an error message may echo MARK).
 TEXT = {"alice": "Alice deploy habit", "bob": "Bob deploy habit", "team": "Team deploy rule"}
+FACT = {"alice": "Aydın", "bob": "Bodrum"}  # where each user's fact note says their client is
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "raw", "version": "1"}}}
@@ -46,6 +47,7 @@ def shared(tmp_path):
     for name in ("alice", "bob"):
         run_cli("--vault", str(users[name]), "remember", f"{name.title()} deploy habit, {MARK[name]} pipeline",
                 "--id", f"{name}-rule")
+        run_cli("--vault", str(users[name]), "fact", "set", f"{MARK[name]} corp", "based in", FACT[name])
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "hafiza" / "users.json"
     assert config.stat().st_mode & 0o777 == 0o600
     assert not any(t in config.read_text() for t in tokens.values())  # only hashes are kept
@@ -85,7 +87,9 @@ def calls(target: str, caller: str = "") -> list[tuple[str, dict]]:
             ("supersede", {"old_id": mem_id, "new_id": mem_id, "reason": "test"}),
             ("forget", {"id": mem_id, "reason": "test"}),
             ("mark_used", {"ids": [mem_id]}),
-            ("record_episode", {"task": f"the {word} task", "outcome": "success", "what_happened": "done"})]
+            ("record_episode", {"task": f"the {word} task", "outcome": "success", "what_happened": "done"}),
+            ("get_fact", {"entity": f"{word} corp"}),
+            ("set_fact", {"entity": f"{word} corp", "attribute": "contact", "value": f"{caller or target} desk"})]
 
 
 def test_calls_cover_every_tool():
@@ -137,11 +141,17 @@ def test_isolation_matrix(shared):
     # The other user's memory: every call that names it failed or found nothing.
     for user, other in (("alice", "bob"), ("bob", "alice")):
         for tool, is_error, text in seen[(user, other)]:
-            if tool in ("get", "update", "add_aliases", "supersede", "forget", "mark_used", "remember"):
+            if tool in ("get", "update", "add_aliases", "supersede", "forget", "mark_used", "remember", "get_fact"):
                 assert is_error, (user, tool, text)
+            assert FACT[other] not in text, (user, tool, text)
+    # A fact set about the other's entity lands in the caller's own vault, as a note of their own.
+    assert not {tool: err for tool, err, _ in seen[("alice", "bob")]}["set_fact"]
+    assert "alice desk" in str(snapshot(vaults["alice"])["files"])
+    assert "alice desk" not in str(snapshot(vaults["bob"])) and "bob desk" not in str(snapshot(vaults["alice"]))
     # Own memories work; the team's are read by alice (granted) and by nobody else.
     own = {tool: err for tool, err, _ in seen[("alice", "alice")]}
     assert not own["get"] and not own["recall"] and not own["mark_used"] and not own["add_aliases"]
+    assert not own["get_fact"] and not own["set_fact"]
     alice_team = {tool: (err, text) for tool, err, text in seen[("alice", "team")]}
     assert not alice_team["get"][0] and "team-rule" in alice_team["recall"][1]
     assert not alice_team["remember"][0]  # granted: a write to the team vault with `to`
