@@ -41,6 +41,7 @@ TICK = 2.0          # how often an idle process looks at the clock
 # Without a kernel watch (hooks/watch.py), how often an idle process scans every file for in-place hand
 # edits (~90 ms at 20,000). With one it never scans: the kernel names what changed.
 FULL_SYNC = 5.0
+PACK_EVERY = 3600.0  # seconds between two `git gc --auto` (which does nothing until objects pile up)
 # A process that prompts keep busy scans after answering, where a scan delays whichever prompt comes
 # next: at most this share of its time (every 5 s at 5,000 memories, every ~18 s at 20,000).
 BUSY_SCAN_SHARE = 0.005
@@ -172,6 +173,7 @@ class Loop:
         self.scan_cost = 0.0
         self.full_synced = False
         self.sessions = None  # what tells of ended sessions (hooks/ingest.py), made at the first quiet moment
+        self.last_pack = None  # when `git gc --auto` was last started: at the first quiet moment, then hourly
 
     def run(self) -> None:
         """Serve until idle, asked to stop, grown past its memory cap, or the vault is gone."""
@@ -287,8 +289,24 @@ class Loop:
         if self._full_sync_due(FULL_SYNC):
             self._full_sync()
         self._read_sessions()
+        self._pack()
         self.recall.prepare()  # a write since the last prompt: read the new generation's documents now
         return False
+
+    def _pack(self) -> None:
+        """Let git pack the vault's objects when it has piled up enough of them (`git gc --auto`, detached
+        and niced). hafiza commits through plumbing, which never does this itself: a write at 5,000
+        memories leaves a new tree of the memories folder, ~150 KB as a loose object, so a used vault
+        grew by megabytes a day, and at 100,000 memories by hundreds of them after an import."""
+        if self.last_pack is not None and time.monotonic() - self.last_pack < PACK_EVERY:
+            return
+        self.last_pack = time.monotonic()
+        try:
+            from hafiza.vault.git import pack
+
+            pack(self.root)
+        except OSError:
+            pass  # no git to run now: the next hour tries again
 
     def _read_sessions(self) -> None:
         """Sessions ended since the last look (the spool grew, opencode's database moved): start the

@@ -610,7 +610,9 @@ def check_loopback(host: str) -> str:
     host = host.strip().strip("[]")
     if host not in LOOPBACK:
         raise HafizaError(f"refusing to serve on {host!r}: hafiza serves HTTP on loopback only "
-                          f"({', '.join(LOOPBACK)})", field="http")
+                          f"({', '.join(LOOPBACK)}); bearer tokens must not cross a network in clear. To serve "
+                          "other machines, put a TLS proxy on this host in front of 127.0.0.1:PORT (README: Teams)",
+                          field="http")
     return host
 
 

@@ -361,6 +361,26 @@ def test_twenty_hooks_at_once_leave_one_warm_process(filled):
         _stop(filled.root)
 
 
+def test_the_warm_process_lets_git_pack_the_objects_plumbing_writes_leave_loose(filled):
+    """hafiza commits through plumbing, which never runs `git gc --auto`; the warm process does, when idle."""
+    from conftest import git, git_subjects
+
+    git(filled.root, "config", "gc.auto", "1")  # git's threshold is 6,700 loose objects; a few will do here
+    n, sample = 0, filled.root / ".git" / "objects" / "17"  # git estimates the loose objects from those here
+    while not sample.is_dir() or len(list(sample.iterdir())) < 2:  # and packs past threshold / 256 of them
+        git(filled.root, "hash-object", "-w", "--stdin", input=f"blob {n}")
+        n += 1
+    assert "in-pack: 0" in git(filled.root, "count-objects", "-v")
+    proc = subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(filled.root)],
+                            env={**os.environ, "HAFIZA_EMBEDDER": "none"})
+    try:
+        assert _wait(lambda: "in-pack: 0" not in git(filled.root, "count-objects", "-v"), 60)
+        assert git(filled.root, "status", "--porcelain") == "" and len(git_subjects(filled.root)) == 5
+    finally:
+        _stop(filled.root)
+        proc.wait(timeout=30)
+
+
 def test_the_warm_process_exits_when_idle(filled):
     proc = subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(filled.root)],
                             env={**os.environ, "HAFIZA_DAEMON_IDLE": "1", "HAFIZA_EMBEDDER": "none"})

@@ -361,4 +361,4 @@ def test_http_on_loopback(vault, tmp_path):
 def test_http_refuses_anything_but_loopback(vault, address):
     proc = run_cli("--vault", str(vault.root), "mcp", "--http", address, check=False)
     assert proc.returncode != 0 and proc.stdout == ""
-    assert "loopback" in proc.stderr or "HOST:PORT" in proc.stderr
+    assert ("loopback" in proc.stderr and "TLS proxy" in proc.stderr) or "HOST:PORT" in proc.stderr

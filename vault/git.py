@@ -681,6 +681,17 @@ def _git(args, cwd: Path, env: dict | None = None, stdin=None):
                           capture_output=True)
 
 
+def pack(root: Path):
+    """Start `git gc --auto` in `root`, detached and niced: git packs the loose objects once there are
+    more than its threshold (gc.auto, 6,700) and otherwise returns at once. It takes its own lock and
+    leaves objects a concurrent write still needs, so writers need not wait for it."""
+    import subprocess
+
+    return subprocess.Popen(["nice", "-n", "10", "git", "gc", "--auto", "--quiet"], cwd=root,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
 def _low_space(path) -> bool:
     try:
         st = os.statvfs(path)
