@@ -60,9 +60,9 @@ def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
     recall, _ = open_recall(root, "keyword", embedder=settings_of(ctx))
     count, report = file_sessions(vault, Conversations(root), sessions, since, recall=recall, auto=auto,
                                   provider=provider)
-    model = {"name": provider.name, "calls": provider.calls, "tokens": [provider.tokens_in, provider.tokens_out],
-             "discarded_answers": provider.invalid}
     if as_json:
+        model = {"name": provider.name, "calls": provider.calls, "tokens": [provider.tokens_in, provider.tokens_out],
+                 "discarded_answers": provider.invalid}
         emit({"sessions": count, "branch": report.branch, "proposed": report.proposed,
               "by_model": report.implicit, "accepted": report.accepted, "restated": report.used,
               "skipped": report.skipped, "dropped": [d._asdict() for d in report.dropped], "model": model})

@@ -172,7 +172,7 @@ def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[o
     wanted = sorted(set(numbers)) or sorted(items)
     bad = [n for n in wanted if n not in items]
     if bad:
-        raise HafizaError(f"the inbox has no item {bad[0]}; it has {_numbers(items)}" if items
+        raise HafizaError(f"the inbox has no item {bad[0]}; it has {', '.join(map(str, sorted(items)))}" if items
                           else "the inbox is empty", field="number")
     review, out = Review(vault), []
     for branch in dict.fromkeys(items[n][0].name for n in wanted):
@@ -183,11 +183,6 @@ def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[o
         else:
             out += [(p, "rejected") for p in review.reject(current, only, why)]
     return out
-
-
-def _numbers(items) -> str:
-    numbers = sorted(items)
-    return str(numbers[0]) if len(numbers) == 1 else ", ".join(map(str, numbers))
 
 
 def file_sessions(vault, conversations, sessions=(), since=None, recall=None, auto: bool = False, only=None,

@@ -89,13 +89,13 @@ def find(provider, turns, explicit=()) -> tuple[list[Found], list[Dropped]]:
 def check(item: dict, window, seen: set[str]) -> Found | Dropped:
     """`item` as code lets it through, or why not."""
     quote, text = " ".join(item["quote"].split()), " ".join(item["text"].split())
-    kind = item["type"].strip().lower()
-    turn = next((t for t in window if t.role == "user" and _plain(quote) in _plain(t.text)), None) if quote else None
+    kind, plain = item["type"].strip().lower(), _plain(quote)
+    holding = [t for t in window if plain in _plain(t.text)] if plain else []
+    turn = next((t for t in holding if t.role == "user"), None)
     why = None
     if turn is None:
-        quoted_elsewhere = any(_plain(quote) in _plain(t.text) for t in window) if quote else False
-        why = "quoted from the agent, not the user" if quoted_elsewhere else "quote not in the transcript"
-    elif _plain(quote) in seen or any(_plain(quote) in s or s in _plain(quote) for s in seen):
+        why = "quoted from the agent, not the user" if holding else "quote not in the transcript"
+    elif any(plain in s or s in plain for s in seen):
         why = "already found as an explicit statement"
     elif kind not in TYPES:
         why = f"type {kind!r} is not one a memory may have"

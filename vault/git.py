@@ -67,7 +67,7 @@ class GitStore:
         self.git_dir = self.root / ".git"
         if not self.git_dir.is_dir():
             raise GitError(f"{self.root} is not a git repository")
-        self._identity = _OWN_IDENTITY
+        self._identity, self._identity_asked = _OWN_IDENTITY, False
 
     @classmethod
     def init(cls, root: Path) -> "GitStore":
@@ -112,12 +112,10 @@ class GitStore:
         try:
             # Commit as the user where git knows them, else as hafiza (a fresh machine). Asking git first cost
             # every write a process: the commands that only make an object try first and learn from failing.
-            if self._identity is _OWN_IDENTITY and args[0] in _COMMITS_IN_PLACE and not self._user_known():
-                self._identity = _FALLBACK_ARGS
+            if args[0] in _COMMITS_IN_PLACE:
+                self._settle_identity()
             proc = _git([*self._identity, *args], self.root, env, stdin)
-            if (proc.returncode != 0 and self._identity is _OWN_IDENTITY and args[0] in _MAKES_OBJECTS
-                    and not self._user_known()):
-                self._identity = _FALLBACK_ARGS
+            if proc.returncode != 0 and args[0] in _MAKES_OBJECTS and self._settle_identity():
                 if hasattr(stdin, "seek"):
                     stdin.seek(0)
                 proc = _git([*self._identity, *args], self.root, env, stdin)
@@ -130,10 +128,17 @@ class GitStore:
             raise GitError(f"git {args[0]} failed: {reason}") from None
         return proc.stdout
 
-    def _user_known(self) -> bool:
-        """Whether git's config names the user (both name and email)."""
+    def _settle_identity(self) -> bool:
+        """Ask git's config, once, whether it names the user (both name and email); if not, commit as hafiza
+        from now on. Whether this call switched to hafiza's identity."""
+        if self._identity_asked:
+            return False
+        self._identity_asked = True
         known = _git(["config", "--get-regexp", r"^user\.(name|email)$"], self.root).stdout.decode("utf-8", "replace")
-        return {"user.name", "user.email"} <= {line.split(" ", 1)[0].lower() for line in known.splitlines()}
+        if {"user.name", "user.email"} <= {line.split(" ", 1)[0].lower() for line in known.splitlines()}:
+            return False
+        self._identity = _FALLBACK_ARGS
+        return True
 
     def config(self, section: str, key: str) -> str | None:
         """A value of the vault's own git config (never synced: per machine, like a remote's URL)."""
