@@ -310,19 +310,13 @@ def test_doctor_counts_fact_notes_and_names_a_broken_one(acme):
 
 
 def test_the_warm_process_sees_a_fact_change_and_a_hand_edit_of_a_note(acme):
-    import os
-    import subprocess
-    import sys
-
-    from test_hooks import CLAUDE_PROMPT, _stop, _wait, context_of, hook
+    from test_hooks import CLAUDE_PROMPT, _start, _stop, _wait, context_of, hook
 
     from hafiza.hooks import wire
 
     env = {"HAFIZA_EMBEDDER": "none"}
-    subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(acme.root)],
-                     env={**os.environ, **env}, start_new_session=True)
+    _start(acme.root)
     try:
-        assert _wait(lambda: wire.ask(acme.root, {"op": "ping"}) is not None)
         acme.set_fact("Acme A.Ş.", "package manager", "pnpm", since="2026-11-20")
         prompt = {**CLAUDE_PROMPT, "prompt": "which package manager does Acme use?"}
         assert "fact:acme-a-s/package-manager" in context_of(hook("claude-code", "UserPromptSubmit", prompt, env))

@@ -371,14 +371,12 @@ def test_the_warm_process_lets_git_pack_the_objects_plumbing_writes_leave_loose(
         git(filled.root, "hash-object", "-w", "--stdin", input=f"blob {n}")
         n += 1
     assert "in-pack: 0" in git(filled.root, "count-objects", "-v")
-    proc = subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(filled.root)],
-                            env={**os.environ, "HAFIZA_EMBEDDER": "none"})
+    _start(filled.root)
     try:
         assert _wait(lambda: "in-pack: 0" not in git(filled.root, "count-objects", "-v"), 60)
         assert git(filled.root, "status", "--porcelain") == "" and len(git_subjects(filled.root)) == 5
     finally:
         _stop(filled.root)
-        proc.wait(timeout=30)
 
 
 def test_the_warm_process_exits_when_idle(filled):

@@ -83,8 +83,8 @@ def _cli():
 
 
 def resolve(words: list[str]):
-    """(the command that `hafiza WORDS...` names, its context path, the words left for it)."""
-    cli, ctx = _cli(), None
+    """(the command that `hafiza WORDS...` names, the words left for it)."""
+    cli = _cli()
     command, rest = cli, list(words)
     with click.Context(cli, info_name="hafiza") as ctx:
         while isinstance(command, click.Group) and rest and not rest[0].startswith("-"):
@@ -216,22 +216,25 @@ def steps(block: Block) -> list[tuple[str | None, str, list[str]]]:
     return out
 
 
-def shell(command: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+def ran(command: str, cwd: Path, env: dict, block: Block | None = None) -> str:
+    """The output of `command`, run in a shell in `cwd`, which must succeed (`block`: the README's, for the
+    message)."""
+    done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    where = f"README line {block.line}: " if block else ""
+    assert done.returncode == 0, f"{where}`{command}` exited {done.returncode}:\n{done.stderr}"
+    return done.stdout
 
 
 def run_block(block: Block, home: Path, env: dict, cwd: Path) -> None:
     for where, command, claimed in steps(block):
         here = home / where[2:] if where and where.startswith("~/") else cwd
-        done = shell(command, here, env)
-        assert done.returncode == 0, f"README line {block.line}: `{command}` exited {done.returncode}:\n{done.stderr}"
-        actual = done.stdout.splitlines()
+        actual = ran(command, here, env, block).splitlines()
         assert same_output(claimed, actual), (
             f"README line {block.line}: `{command}` printed\n" + "\n".join(actual)
             + "\n\nwhere the README claims\n" + "\n".join(claimed))
 
 
-def hafiza_env(tmp_path: Path) -> dict:
+def hafiza_env() -> dict:
     """The test's environment with the `hafiza` of this interpreter first on PATH, as after an install."""
     bin_dir = Path(sys.executable).parent
     return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HAFIZA_DAEMON": "0",
@@ -301,19 +304,14 @@ def scene_curator(tmp_path, vault, env):
     items = tmp_path / "memories.jsonl"
     items.write_text("".join(json.dumps(m) + "\n" for m in memories))
     env["HAFIZA_EMBEDDER"] = "none"  # the test's hash embedder would pair unrelated notes "by meaning"
-    assert shell(f"hafiza import {items}", tmp_path, env).returncode == 0
+    ran(f"hafiza import {items}", tmp_path, env)
     [console] = scene_blocks("curator")
     run_block(console, Path(env["HOME"]), env, tmp_path)
 
 
 def run_commands(block: Block, env: dict, cwd: Path) -> list[str]:
     """Run the `hafiza` commands of an `sh` block in order, each required to succeed; their outputs."""
-    outputs = []
-    for command in command_lines(block):
-        done = shell(command, cwd, env)
-        assert done.returncode == 0, f"README line {block.line}: `{command}` exited {done.returncode}:\n{done.stderr}"
-        outputs.append(done.stdout)
-    return outputs
+    return [ran(command, cwd, env, block) for command in command_lines(block)]
 
 
 @scene
@@ -345,7 +343,7 @@ def scene_facts(tmp_path, vault, env):
     """A fact note made and changed, shown, and found by a question about where it was before."""
     [console] = scene_blocks("facts")
     run_block(console, Path(env["HOME"]), env, tmp_path)
-    assert "fact:acme-a-s/based-in" in shell('hafiza search "where was acme previously"', tmp_path, env).stdout
+    assert "fact:acme-a-s/based-in" in ran('hafiza search "where was acme previously"', tmp_path, env)
 
 
 @scene
@@ -372,16 +370,15 @@ def scene_sync(tmp_path, vault, env):
     git(tmp_path, "init", "-q", "--bare", str(remote))
     [block] = scene_blocks("sync")
     block.text = block.text.replace("git@github.com:me/memory.git", str(remote))
-    assert shell('hafiza remember "The staging db listens on 5433."', tmp_path, env).returncode == 0
+    ran('hafiza remember "The staging db listens on 5433."', tmp_path, env)
     first = {**env}
     other = {**env, "HAFIZA_VAULT": str(tmp_path / "laptop")}
     commands = command_lines(block)
     assert len(commands) == 5
-    for command, machine in zip(commands, (first, first, other, other, other)):
-        done = shell(command, tmp_path, machine)
-        assert done.returncode == 0, f"README line {block.line}: `{command}` exited {done.returncode}:\n{done.stderr}"
-    assert "5433" in shell("hafiza search 'staging db port'", tmp_path, other).stdout
-    assert json.loads(done.stdout)["pushed_commits"] == 0  # the laptop made nothing of its own to send
+    outputs = [ran(command, tmp_path, machine, block)
+               for command, machine in zip(commands, (first, first, other, other, other))]
+    assert "5433" in ran("hafiza search 'staging db port'", tmp_path, other)
+    assert json.loads(outputs[-1])["pushed_commits"] == 0  # the laptop made nothing of its own to send
 
 
 def contains(whole, part) -> bool:
@@ -403,7 +400,7 @@ def scene_clients(tmp_path, vault, env):
 
     env = {k: v for k, v in env.items() if k != "HAFIZA_VAULT"}  # the default vault: no HAFIZA_VAULT in the hooks
     home = Path(env["HOME"])
-    assert shell("hafiza init", tmp_path, env).returncode == 0
+    ran("hafiza init", tmp_path, env)
     venv = Path(sys.executable).parent
     paths = {str(venv / "python"): "/home/me/.venv/bin/python", str(Path(sys.executable)): "/home/me/.venv/bin/python",
              str(HOOK_SCRIPT): "/home/me/.venv/lib/python3.11/site-packages/hafiza/hooks/hafiza_hook.py",
@@ -412,8 +409,7 @@ def scene_clients(tmp_path, vault, env):
     for block in scene_blocks("clients"):
         client, where = block.args
         if client not in installed:
-            done = shell(f"hafiza install {client}", tmp_path, env)
-            assert done.returncode == 0, done.stderr
+            ran(f"hafiza install {client}", tmp_path, env, block)
             installed.add(client)
         text = (home / where.removeprefix("~/")).read_text(encoding="utf-8")
         for real, shown in sorted(paths.items(), key=lambda kv: -len(kv[0])):
@@ -427,4 +423,4 @@ def scene_clients(tmp_path, vault, env):
 
 @pytest.mark.parametrize("name", sorted(SCENES))
 def test_the_readmes_worked_example_prints_what_the_readme_says(name, tmp_path, vault):
-    SCENES[name](tmp_path, vault, hafiza_env(tmp_path))
+    SCENES[name](tmp_path, vault, hafiza_env())

@@ -3,7 +3,6 @@
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -12,7 +11,7 @@ from mcp import Client
 from mcp_types import Implementation
 
 from conftest import git_subjects, run_cli
-from test_hooks import _daemons, _stop, _wait, context_of, hook
+from test_hooks import _daemons, _start, _stop, _wait, context_of, hook
 from hafiza.hooks import wire
 from hafiza.hooks.mcp import create_server
 
@@ -71,10 +70,8 @@ def test_hybrid_search_reads_each_vaults_vectors(teamed, vault):
 def test_the_warm_process_reads_the_team_vault_too(teamed, vault):
     env = {"HAFIZA_EMBEDDER": "none"}
     cold = context_of(hook("claude-code", "UserPromptSubmit", {**PROMPT, "session_id": "c"}, env))
-    subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(vault.root)], env={**os.environ, **env},
-                     start_new_session=True)
+    _start(vault.root)
     try:
-        assert _wait(lambda: wire.ask(vault.root, {"op": "ping"}) is not None)
         warm = context_of(hook("claude-code", "UserPromptSubmit", {**PROMPT, "session_id": "w"}, env))
         assert wire.ask(vault.root, {"op": "status"})["served"] >= 1
         # `vault remove` stops it, so the next prompt's process reads the new list.
