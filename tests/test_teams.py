@@ -180,6 +180,7 @@ def test_vault_add_list_remove_say_what_is_wrong(teamed, vault, tmp_path):
                           (["add", "Bad Name", str(teamed)], "is not a vault name"),
                           (["add", "mine", str(vault.root)], "is your personal vault"),
                           (["add", "nowhere", str(tmp_path / "missing.git")], ""),
+                          (["add", "opt", "--", "--upload-pack=touch pwned"], "is not a remote URL"),
                           (["remove", "nope"], "no vault named 'nope'")):
         out = run_cli("vault", *args, check=False)
         assert out.returncode != 0 and message in out.stderr and "Traceback" not in out.stderr, out.stderr
