@@ -79,11 +79,12 @@ def check_clients(vault) -> Check:
 
 def check_files(vault) -> Check:
     from hafiza.vault import facts
+    from hafiza.vault.layout import vault_rel
 
     memories, errors = vault.load_all()
     notes, broken = facts.load_all(vault.root)
     errors += broken
-    renamed = [f"memories/{m.path.name} says `id: {m.id}`: it is found as {m.id} only; rename the file to "
+    renamed = [f"{vault_rel(m.path)} says `id: {m.id}`: it is found as {m.id} only; rename the file to "
                f"{m.id}.md" for m in memories if m.path is not None and m.path.stem != m.id]
     if errors:
         return Check("files", "fail", f"{len(errors)} file(s) do not parse (skipped; the rest work)",

@@ -7,6 +7,7 @@ from collections import Counter
 
 import click
 
+from hafiza.vault.layout import vault_rel
 from hafiza.vault.paths import SIDECAR
 from hafiza.vault.text import inline
 
@@ -157,7 +158,7 @@ def show(ctx, memory_id, as_json):
 
         memory = reading_vault(ctx).get(memory_id)
         if as_json:
-            emit({**model.to_metadata(memory), "body": memory.body, "path": f"memories/{memory.path.name}"})
+            emit({**model.to_metadata(memory), "body": memory.body, "path": vault_rel(memory.path)})
             return
         text = read_text(memory.path)
     click.echo(visible(text), nl=False)  # escapes (ESC, BEL, U+202E...) are shown, not acted on by the terminal
@@ -169,10 +170,11 @@ def _own_text(root, memory_id: str) -> str | None:
     otherwise, or one it will refuse with a reason (a symbolic link, not UTF-8)."""
     from hafiza.vault.files import read_text
     from hafiza.vault.ids import declared_id, is_valid_id
+    from hafiza.vault.layout import existing
     from hafiza.vault.paths import MEMORIES
 
-    path = root / MEMORIES / f"{memory_id}.md"
-    if not is_valid_id(memory_id) or declared_id(path) != memory_id:
+    path = existing(root / MEMORIES, memory_id) if is_valid_id(memory_id) else None
+    if path is None or declared_id(path) != memory_id:
         return None
     try:
         return read_text(path)

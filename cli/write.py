@@ -9,6 +9,7 @@ import click
 
 from hafiza.vault.errors import HafizaError, SecretRefused
 from hafiza.vault.kinds import TYPES
+from hafiza.vault.layout import vault_rel
 
 from .app import cli, emit, open_vault, settings_of
 
@@ -28,7 +29,7 @@ def _text_arg(text: str | None) -> str:
 
 def _memory_json(memory) -> dict:
     return {"id": memory.id, "title": memory.title, "type": memory.type, "scope": memory.scope,
-            "status": memory.status, "path": f"memories/{memory.path.name}" if memory.path else None}
+            "status": memory.status, "path": vault_rel(memory.path) if memory.path else None}
 
 
 @cli.command()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from hafiza.vault import model
+from hafiza.vault.layout import memory_rel
 from hafiza.vault.review import Action
 from hafiza.vault.inputs import MAX_ALIASES
 from hafiza.vault.text import fold_text
@@ -33,7 +34,7 @@ def build(finding: Finding, corpus: Corpus) -> Action:
         changed, subject = [memories[0].evolve(aliases=aliases, updated=today)], f"add aliases to {memories[0].id}"
     else:
         raise ValueError(f"no action for {finding.kind}")
-    files = {_rel(m): model.dump(m).encode("utf-8") for m in changed}
+    files = {memory_rel(m): model.dump(m).encode("utf-8") for m in changed}
     return Action(finding.kind, subject, finding.key, files, finding.reason, finding.evidence, finding.confidence,
                   finding.guards, finding.ids, body=_body(finding))
 
@@ -61,10 +62,6 @@ def _union(existing, new) -> list[str]:
             seen.add(key)
             out.append(phrase)
     return out[:MAX_ALIASES]
-
-
-def _rel(memory: model.Memory) -> str:
-    return f"memories/{memory.path.name if memory.path else memory.id + '.md'}"
 
 
 def _body(finding: Finding) -> str:

@@ -31,6 +31,7 @@ from hafiza.vault.errors import HafizaError
 from hafiza.vault.model import TYPES
 from hafiza.vault.paths import SIDECAR
 from hafiza.vault.teams import PERSONAL, by_owner, owner
+from hafiza.vault.layout import memory_rel
 from hafiza.vault.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
                                  MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS)
 from hafiza.vault.store import Vault
@@ -212,7 +213,7 @@ class EpisodeResult(BaseModel):
 
 def _ref(memory) -> MemoryRef:
     return MemoryRef(id=memory.id, title=memory.title, type=memory.type, scope=memory.scope, status=memory.status,
-                     path=f"memories/{memory.path.name if memory.path else memory.id + '.md'}",
+                     path=memory_rel(memory),
                      supersedes=list(memory.supersedes), superseded_by=memory.superseded_by)
 
 

@@ -14,10 +14,12 @@ import os
 import struct
 from pathlib import Path
 
+from hafiza.vault.layout import is_shard
+
 # <sys/inotify.h>
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
-IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED = 0x400, 0x800, 0x4000, 0x8000
+IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x400, 0x800, 0x4000, 0x8000, 0x40000000
 WATCHED = IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF \
     | IN_MOVE_SELF
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then `len` bytes of NUL-padded name
@@ -28,14 +30,18 @@ class FolderWatch:
     drains them: the names touched, or None when the kernel lost count (its queue overflowed, or the
     folder itself went) and only a full comparison can tell."""
 
-    def __init__(self, fd: int, prefixes: dict[int, str] | None = None):
+    def __init__(self, fd: int, prefixes: dict[int, str] | None = None, add=None, folder: Path | None = None):
         self.fd = fd
         self.prefixes = prefixes or {}  # watch descriptor -> what its names are reported under
+        self._add, self.folder = add, folder  # to watch a subfolder made later (vault/layout.py)
 
     @classmethod
     def open(cls, folder: Path, also: dict[str, Path] | None = None) -> "FolderWatch | None":
-        """A watch on `folder`, and on each folder of `also` that exists, its names reported as prefix + name
-        (fact notes as `facts/<name>`, as the index knows them)."""
+        """A watch on `folder` and its subfolders of memories (a large vault's `3f/`, reported as `3f/<name>`),
+        and on each folder of `also` that exists, its names reported as prefix + name (fact notes as
+        `facts/<name>`, as the index knows them)."""
+        from hafiza.vault.layout import shard_folders
+
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
             init, add = libc.inotify_init1, libc.inotify_add_watch
@@ -47,12 +53,19 @@ class FolderWatch:
         if add(fd, os.fsencode(str(folder)), WATCHED) < 0:
             os.close(fd)
             return None
-        prefixes = {}
+        watch = cls(fd, {}, add, folder)
+        for sub in shard_folders(folder):
+            watch._follow(sub)
         for prefix, other in (also or {}).items():
             wd = add(fd, os.fsencode(str(other)), WATCHED) if other.is_dir() else -1
             if wd >= 0:
-                prefixes[wd] = prefix
-        return cls(fd, prefixes)
+                watch.prefixes[wd] = prefix
+        return watch
+
+    def _follow(self, sub: Path) -> None:
+        wd = self._add(self.fd, os.fsencode(str(sub)), WATCHED)
+        if wd >= 0:
+            self.prefixes[wd] = f"{sub.name}/"
 
     def fileno(self) -> int:
         return self.fd
@@ -71,6 +84,10 @@ class FolderWatch:
                 at += _EVENT.size + size
                 if mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED):
                     names = None
+                elif mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO) and wd not in self.prefixes:
+                    if is_shard(os.fsdecode(name)):  # a new subfolder: watched from now, and read whole once
+                        self._follow(self.folder / os.fsdecode(name))
+                        names = None
                 elif names is not None and name:
                     names.add(self.prefixes.get(wd, "") + os.fsdecode(name))
 

@@ -19,6 +19,7 @@ from hafiza.vault import changes
 from hafiza.vault.conflicts import readable
 from hafiza.vault.files import NotRegularFile, atomic_write, read_text
 from hafiza.vault.lock import is_held, locked, try_locked
+from hafiza.vault.layout import rel_name, shard_folders
 from hafiza.vault.paths import FACT_DOC, FACTS, MEMORIES, SIDECAR, WRITE_LOCK
 from hafiza.vault.text import first_line
 
@@ -75,7 +76,8 @@ class Index:
     def _scan(self) -> dict[str, tuple[int, int]]:
         """(mtime, size) of every memory file by name, and of every fact note as `facts/<name>`."""
         out = {}
-        for folder, prefix in ((self.memories_dir, ""), (self.root / FACTS, f"{FACTS}/")):
+        subfolders = [(sub, f"{sub.name}/") for sub in shard_folders(self.memories_dir)]  # vault/layout.py
+        for folder, prefix in ((self.memories_dir, ""), *subfolders, (self.root / FACTS, f"{FACTS}/")):
             try:
                 entries = os.scandir(folder)
             except FileNotFoundError:
@@ -405,7 +407,7 @@ class Index:
                 found = manifest.misnamed()
         for name in pending:
             declared = declared_id(self.memories_dir / name)
-            if declared and f"{declared}.md" != name:
+            if declared and f"{declared}.md" != name.rpartition("/")[2]:
                 found.add(declared)
         return found
 
@@ -512,7 +514,7 @@ def document(memory, digest: str) -> dict:
         "used": memory.used,
         "half_life": memory.half_life,
         "snippet": body[:SNIPPET_CHARS],
-        "path": memory.path.name if memory.path else f"{memory.id}.md",
+        "path": rel_name(memory.path) if memory.path else f"{memory.id}.md",
         "supersedes": memory.supersedes,
         "superseded_by": memory.superseded_by,
         "verified": (memory.verified or {}).get("status"),

@@ -17,12 +17,16 @@ from pathlib import Path
 
 Row = list  # [mtime_ns, size, hash or None, id or None, error or None]
 
-_TABLES = """
+# Files whose name is not their id: `x.md`, and a large vault's `3f/x.md` (vault/layout.py), are named
+# for their id. The query of `misnamed` repeats this condition, so SQLite reads only the other rows.
+_MISNAMED = "name != id || '.md' AND name NOT LIKE '__/' || id || '.md'"
+_MISNAMED_INDEX = f"CREATE INDEX misnamed ON files (id) WHERE {_MISNAMED}"
+_TABLES = f"""
 CREATE TABLE files (name TEXT PRIMARY KEY, mtime INTEGER, size INTEGER, hash TEXT, id TEXT, error TEXT,
                     title TEXT, type TEXT, scope TEXT, status TEXT, created TEXT, aliased INTEGER)
     WITHOUT ROWID;
 CREATE INDEX files_by_id ON files (id);
-CREATE INDEX misnamed ON files (id) WHERE name != id || '.md';
+{_MISNAMED_INDEX};
 """
 
 
@@ -43,6 +47,8 @@ class Manifest:
                 self.db.execute(f"PRAGMA user_version = {int(version)}")
             elif found != version:
                 raise ManifestMissing(self.path, f"version {found}, not {version}")
+            else:
+                self._upgrade()
             self.db.execute("BEGIN")
         except sqlite3.OperationalError as exc:
             self.db.close()
@@ -52,6 +58,12 @@ class Manifest:
         except BaseException:
             self.db.close()
             raise
+
+    def _upgrade(self) -> None:
+        """A manifest made before memories could live in subfolders counts every `3f/x.md` as misnamed."""
+        (sql,) = self.db.execute("SELECT sql FROM sqlite_master WHERE name = 'misnamed'").fetchone() or ("",)
+        if sql != _MISNAMED_INDEX:
+            self.db.executescript(f"DROP INDEX IF EXISTS misnamed; {_MISNAMED_INDEX};")
 
     @classmethod
     def open(cls, path: Path, version: int) -> "Manifest | None":
@@ -138,7 +150,7 @@ class Manifest:
 
     def misnamed(self) -> set[str]:
         """Ids declared by files named otherwise (a hand-made `notes.md` saying `id: deploy`)."""
-        return {r[0] for r in self._run("SELECT id FROM files WHERE name != id || '.md' AND name NOT LIKE 'facts/%'")}
+        return {r[0] for r in self._run(f"SELECT id FROM files WHERE {_MISNAMED} AND name NOT LIKE 'facts/%'")}
 
     def errors(self) -> dict[str, str]:
         return dict(self._run("SELECT name, error FROM files WHERE error IS NOT NULL"))

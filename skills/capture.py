@@ -126,12 +126,12 @@ def _action(vault, statement: Statement, turn, key: str, taken: set, supersedes:
     day = (now or dt.datetime.now()).date()
     memory = vault.new_memory(statement.text, type=statement.type, source=f"session:{turn.session}",
                               taken=taken, created=day)
-    files = {f"memories/{memory.id}.md": model.dump(memory).encode("utf-8")}
+    files = {vault.rel(memory): model.dump(memory).encode("utf-8")}
     for old_id in supersedes:
         old = vault.get(old_id)
         memory = memory.evolve(supersedes=[old_id])
-        files[f"memories/{memory.id}.md"] = model.dump(memory).encode("utf-8")
-        files[f"memories/{old.path.name if old.path else old_id + '.md'}"] = model.dump(
+        files[vault.rel(memory)] = model.dump(memory).encode("utf-8")
+        files[vault.rel(old)] = model.dump(
             old.evolve(status="superseded", superseded_by=memory.id, updated=day)).encode("utf-8")
     when = turn.time[:16].replace("T", " ")
     subject = f"capture {memory.id}" + (f" (supersedes {supersedes[0]})" if supersedes else "")

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from hafiza.vault import facts, model
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.layout import memory_rel
 from hafiza.vault.review import Action
 from hafiza.vault.secrets import find_secrets
 from hafiza.vault.text import fold_text
@@ -154,7 +155,7 @@ def _supersede(memory, note, attribute, text: str, decided: set) -> Action | Non
         return None
     day = dt.date.today()
     data = model.dump(memory.evolve(status="superseded", superseded_by=target, updated=day)).encode("utf-8")
-    rel = f"memories/{memory.path.name if memory.path else memory.id + '.md'}"
+    rel = memory_rel(memory)
     return Action("supersede", f"capture supersede {memory.id} (contradicted by {target})", key, {rel: data},
                   reason=f"{note.entity}'s {attribute.name} is {current.value} since {current.since or '?'}; the "
                          f"memory still says {old.value} ({facts.FACTS}/{note.slug}.md)",

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from .files import append_lines, atomic_write
+from .layout import is_memory_rel, shard_folders
 from .paths import FACTS, MEMORIES, SIDECAR
 
 LOG = "changes"
@@ -53,23 +54,30 @@ class Position:
 
 
 def folder_mtime(root: Path) -> int | str | None:
-    """memories/'s mtime; with a facts/ folder, both (fact notes are indexed too: vault/facts.py)."""
+    """memories/'s mtime (and its subfolders' newest, in a large vault: vault/layout.py); with a facts/
+    folder, its mtime too (fact notes are indexed too: vault/facts.py)."""
+    folder = Path(root) / MEMORIES
     try:
-        memories = os.stat(Path(root) / MEMORIES).st_mtime_ns
+        stamp: int | str = os.stat(folder).st_mtime_ns
     except FileNotFoundError:
         return None
+    subfolders = shard_folders(folder)
+    if subfolders:
+        stamp = f"{stamp}+{len(subfolders)}@{max(os.stat(sub).st_mtime_ns for sub in subfolders)}"
     try:
-        return f"{memories}/{os.stat(Path(root) / FACTS).st_mtime_ns}"
+        return f"{stamp}/{os.stat(Path(root) / FACTS).st_mtime_ns}"
     except FileNotFoundError:
-        return memories
+        return stamp
 
 
 def name_of(rel: str) -> str | None:
-    """The name the index knows a vault file by: `x.md` for memories/x.md, `facts/y.md` for a fact note;
-    None for a file it does not index."""
+    """The name the index knows a vault file by: `x.md` for memories/x.md (`3f/x.md` for memories/3f/x.md),
+    `facts/y.md` for a fact note; None for a file it does not index."""
     head, _, rest = rel.partition("/")
-    if rest.endswith(".md") and "/" not in rest and head in (MEMORIES, FACTS):
-        return rest if head == MEMORIES else rel
+    if head == MEMORIES and is_memory_rel(rest):
+        return rest
+    if head == FACTS and rest.endswith(".md") and "/" not in rest:
+        return rel
     return None
 
 

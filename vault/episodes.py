@@ -95,7 +95,7 @@ def record(vault, task: str, outcome: str, what_happened: str, lesson: str | Non
         paths = [path] + ([vault.write_file(memory)] if memory else [])
         subject = f"episode {episode.id} ({outcome})" + (f", lesson {memory.id}" if memory else "")
         vault.commit(paths, subject, "episode", task)
-    return episode, (memory.evolve(path=vault.memories_dir / f"{memory.id}.md") if memory else None)
+    return episode, (memory.evolve(path=vault.path_of(memory.id)) if memory else None)
 
 
 def _append(path: Path, episode: Episode) -> None:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from .errors import GitError
-from .files import FILE_MODE, alive, is_regular, read_regular, temp_owner
+from .files import FILE_MODE, alive, atomic_write, is_regular, read_regular, temp_owner
 
 JOURNAL = "journal"
 
@@ -81,6 +81,12 @@ class Journal:
         self.path.unlink(missing_ok=True)
         self.active = False
         self._after = ()
+
+    def rebase(self, head: str) -> None:
+        """The write now starts from `head`: a commit of hand edits landed before it went on (Vault._spot_check)."""
+        lines = self.path.read_bytes().split(b"\n", 1)
+        header = {**json.loads(lines[0]), "head": head}
+        atomic_write(self.path, (json.dumps(header) + "\n").encode() + (lines[1] if len(lines) > 1 else b""))
 
     def abandon(self) -> None:
         """The write was rolled back: its `after` files stay (a fold's log is folded next time)."""
@@ -164,10 +170,13 @@ def rollback(root: Path, git, paths: dict[str, str | None]) -> tuple[int, int, i
 
 def orphan_temp_files(root: Path, folders=("memories", "episodes", ".")) -> list[Path]:
     """atomic_write temp files whose writer is dead: what a kill between write and rename leaves."""
+    from .layout import shard_folders
+
     found = []
-    for folder in folders:
+    memories = Path(root) / "memories"
+    for folder in [Path(root) / f for f in folders] + (shard_folders(memories) if "memories" in folders else []):
         try:
-            entries = os.scandir(Path(root) / folder)
+            entries = os.scandir(folder)
         except OSError:
             continue
         with entries:

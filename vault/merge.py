@@ -97,7 +97,9 @@ def twice(base: bytes, same: bytes) -> bytes:
 
 
 def is_memory(path: str) -> bool:
-    return path.startswith("memories/") and path.endswith(".md") and path.count("/") == 1
+    from .layout import is_memory_rel
+
+    return path.startswith("memories/") and is_memory_rel(path[len("memories/"):])
 
 
 def _fact(base: bytes | None, ours: bytes, theirs: bytes) -> Merged:

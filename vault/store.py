@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import changes, journal, model, usage
+from . import changes, journal, layout, model, usage
 from .errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
 from .ids import is_valid_id, slugify, unique_id
 from .files import DIR_MODE, MAX_FILE_BYTES, NotRegularFile, atomic_write, kind, read_regular, temp_owner
@@ -21,6 +22,12 @@ FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is
 # A hand edit past this is not committed by hafiza (git can, by hand): every committed byte is scanned.
 MAX_COMMIT_FILE_BYTES = 16 << 20
 UNDO_HORIZON = 500  # commits `undo` looks back through for the latest change not yet undone
+# Looking at every file for hand edits (`git status`) takes milliseconds while git's index is this small
+# (~2,500 files) and is done before every write; past it (0.5 s at 100,000 memories), at most every
+# HAND_CHECK_SECONDS, and each write in between checks the files it changes (`_spot_check`).
+SMALL_INDEX_BYTES = 256 << 10
+HAND_CHECK_SECONDS = 600
+HAND_CHECK = "hand-check"  # in the sidecar: its mtime is when every file was last looked at
 
 
 def reader(root: Path) -> "Vault":
@@ -52,6 +59,9 @@ class Vault:
         self.warnings: list[str] = []  # what the last write noticed (a placeholder key, a skipped symlink)
         self._journal = journal.Journal(self.root, self.sidecar)
         self._git = None
+        self._placer: layout.Placer | None = None
+        # Between full looks at a large vault: the files this write looked at for hand edits (_spot_check).
+        self._looked: set[Path] | None = None
 
     # ---- setup
 
@@ -108,7 +118,17 @@ class Vault:
     # ---- reading
 
     def paths(self) -> list[Path]:
-        return sorted(self.memories_dir.glob("*.md"))
+        return layout.memory_files(self.memories_dir)
+
+    def path_of(self, memory_id: str) -> Path:
+        """The file of `memory_id`: where it is, or where a new memory by that id goes (vault/layout.py)."""
+        if self._placer is None:
+            self._placer = layout.Placer(self.memories_dir)
+        return self._placer.place(memory_id)
+
+    def rel(self, memory: Memory) -> str:
+        """A memory's file relative to the vault (`memories/x.md`, `memories/3f/x.md`), as git names it."""
+        return layout.vault_rel(memory.path or self.path_of(memory.id))
 
     def load_all(self) -> tuple[list[Memory], list[FrontmatterError]]:
         """Every memory that parses, and an error per file that does not (or repeats an id)."""
@@ -127,8 +147,8 @@ class Vault:
         return memories, errors
 
     def get(self, memory_id: str) -> Memory:
-        path = self.memories_dir / f"{memory_id}.md"
-        if is_valid_id(memory_id) and os.path.lexists(path):
+        path = layout.existing(self.memories_dir, memory_id) if is_valid_id(memory_id) else None
+        if path is not None:
             memory = model.read(path)  # a symlink or a pipe by that name is refused, not followed
             if memory.id == memory_id:
                 return memory  # else x.md says `id: y`: it is y, and only y (doctor names the mismatch)
@@ -166,19 +186,20 @@ class Vault:
     # ---- writing: every public write is one commit under the writer lock
 
     @contextmanager
-    def transaction(self, merging: bool = False):
+    def transaction(self, merging: bool = False, thorough: bool = False):
         """Hold the writer lock; finish an interrupted write, commit hand edits first, fold a stale
         usage log. A write that fails inside is rolled back: whole or absent.
 
         While a git merge is under way (a `git pull` stopped on a conflict) a commit would record half of
-        it: only sync (`merging`), which finishes it, may write then, and nothing is done on the way in."""
-        from .git import message
-
+        it: only sync (`merging`), which finishes it, may write then, and nothing is done on the way in.
+        `thorough`: look at every file for hand edits, whatever the vault's size (git commands that
+        touch the work tree themselves, such as a revert, need them committed first)."""
         if self.read_only:
             raise HafizaError("this vault was opened for reading; writers open it with "
                               "hafiza.indexer.refresh.writable, so the index follows every write")
         self.require()
         self._commits = self.touched = 0
+        self._placer = None  # others may have written since: count memories/ again, once, if a new file needs it
         with locked(self.lock_path, self.lock_timeout):
             # Commits made on the way in are not what the caller asked for: undo must not pick them.
             self._implicit = set()
@@ -189,15 +210,9 @@ class Vault:
             if open_merge and not merging:
                 raise HafizaError("a git merge is under way in the vault (a `git pull` stopped on a conflict?); "
                                   "`hafiza sync` finishes it, `git merge --abort` drops it. Nothing was changed.")
-            changed = [] if open_merge else self._hand_edits(self.git.changed())
-            if changed:
-                broken = self._unparsable(changed)
-                body = ("These files do not parse and are left out of recall until fixed:\n"
-                        + "\n".join(f"- {line}" for line in broken)) if broken else ""
-                self._implicit.add(self.git.commit(changed, message("record manual edits", "manual-edits", "user",
-                                                                    body=body)))
-                self._log(changed)
-                self._commits += 1
+            self._looked = None
+            if not open_merge:
+                self._record_hand_edits(thorough or merging)
             first = usage.oldest(self.sidecar)
             if first is not None and dt.datetime.now() - first > FOLD_AFTER and not open_merge:
                 before = self.git.head()
@@ -239,6 +254,74 @@ class Vault:
             self.warnings.append(done)
         for path in journal.orphan_temp_files(self.root) + self.git.leftovers():
             path.unlink(missing_ok=True)
+
+    def _record_hand_edits(self, thorough: bool, besides=()) -> None:
+        """Commit what the user changed by hand since hafiza's last commit, as their own commit: every
+        file, or in a large vault between full looks, only the files this write goes on to change."""
+        from .git import message
+
+        stamp = self.sidecar / HAND_CHECK
+        try:
+            small = (self.git.git_dir / "index").stat().st_size < SMALL_INDEX_BYTES
+        except OSError:
+            small = True
+        if not (thorough or small):
+            try:
+                if time.time() - stamp.stat().st_mtime < HAND_CHECK_SECONDS:
+                    self._looked = set()  # _spot_check from here on
+                    return
+            except FileNotFoundError:
+                pass
+        mine = set(map(str, besides))  # this write's own files, not yet committed
+        changed = self._hand_edits([rel for rel in self.git.changed() if rel not in mine])
+        if changed:
+            broken = self._unparsable(changed)
+            body = ("These files do not parse and are left out of recall until fixed:\n"
+                    + "\n".join(f"- {line}" for line in broken)) if broken else ""
+            self._recorded(self.git.commit(changed, message("record manual edits", "manual-edits", "user", body=body)),
+                           changed)
+        if not small:
+            stamp.touch()
+
+    def _spot_check(self, paths) -> None:
+        """Between full looks at a large vault: a file this write is about to change that was edited by hand
+        since its last commit gets that edit committed first, as the user's, as a full look would have.
+        One `git cat-file` for all of `paths`; each file is looked at once per write."""
+        from .git import blob_id, message
+
+        kept = {}
+        for path in map(Path, paths):
+            if path in self._looked:
+                continue
+            self._looked.add(path)
+            try:
+                kept[str(path.relative_to(self.root))] = read_regular(path, limit=MAX_COMMIT_FILE_BYTES)
+            except OSError:  # missing (a new file), or not a regular file, which _hand_edits never commits
+                continue
+        if not kept:
+            return
+        held = self.git.blob_ids(kept)
+        edited = {rel: data for rel, data in kept.items() if held[rel] is None or held[rel] != blob_id(data, held[rel])}
+        if not edited:
+            return
+        from . import secrets
+
+        for rel, data in edited.items():
+            found = secrets.scan_bytes(data).secrets
+            if found:
+                raise SecretRefused(f"{rel} (a hand edit, not yet committed) contains what looks like a secret "
+                                    f"({', '.join(found)}); remove it, then try again. Nothing was committed.",
+                                    field="path")
+        sha = self.git.commit_contents(edited, message("record manual edits", "manual-edits", "user"))
+        self._recorded(sha, list(edited))
+        if self._journal.active:  # an earlier file of this write is written, not committed: it starts from here
+            self._journal.rebase(sha)
+
+    def _recorded(self, sha: str, paths: list[str]) -> None:
+        """A commit of the user's hand edits landed on the way into a write (undo passes it by)."""
+        self._implicit.add(sha)
+        self._log(paths)
+        self._commits += 1
 
     def _hand_edits(self, changed: list[str]) -> list[str]:
         """Of the uncommitted paths, those to record as the user's edits: regular files (and deletions)
@@ -291,13 +374,15 @@ class Vault:
 
     def track(self, paths, after: tuple[str, ...] = ()) -> None:
         """About to write `paths` (inside `transaction`): journal them, so a write that dies is rolled back."""
+        if self._looked is not None:
+            self._spot_check(paths)
         if not self._journal.active:
             self._journal.begin(self.git.head(), after)
         self._journal.add(paths)
 
     def write_file(self, memory: Memory, fsync: bool = True) -> Path:
         """Write one memory file atomically (call inside `transaction`, then `commit`)."""
-        path = memory.path or self.memories_dir / f"{memory.id}.md"
+        path = memory.path or self.path_of(memory.id)
         data = model.dump(memory).encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
             raise HafizaError(f"{memory.id} would be {len(data):,} bytes; a memory is at most {MAX_FILE_BYTES:,}")
@@ -306,6 +391,8 @@ class Vault:
     def write_bytes(self, path: Path, data: bytes, fsync: bool = True) -> Path:
         """Write any vault file atomically (call inside `transaction`, then `commit`), journaled."""
         self.track([path])
+        if path.parent != self.memories_dir and path.parent.parent == self.memories_dir:
+            path.parent.mkdir(mode=DIR_MODE, exist_ok=True)  # a subfolder of a large vault (vault/layout.py)
         atomic_write(path, data, fsync)
         self._journal.wrote(path, data)
         return path
@@ -328,9 +415,22 @@ class Vault:
         for path, name in zip(paths, rel):
             if os.path.lexists(path):
                 self._scan_file(Path(path), str(name), "about to be committed")
-        sha = self.git.commit(rel, text)
+        sha = self.git.commit(rel, text) if self._looked is None else self._commit_unlooked(rel, text)
         self._landed(rel)
         return sha
+
+    def _commit_unlooked(self, rel: list[Path], text: str) -> str:
+        """`git.commit` between full looks (the files written were looked at by `track`): should git's index
+        hold changes staged by hand, the full look after all, first (their files may hold anything)."""
+        from .git import StagedElsewhere
+
+        try:
+            return self.git.commit(rel, text, only=True)
+        except StagedElsewhere:
+            self.git.unstage(rel)
+            self._looked = None
+            self._record_hand_edits(thorough=True, besides=rel)
+            return self.git.commit(rel, text)
 
     def _landed(self, paths) -> None:
         """A commit of this write is in: its journal is done, and derived stores follow after the lock."""
@@ -586,7 +686,7 @@ class Vault:
         from .facts import note_of
 
         # A recalled fact's use is logged like a memory's (folding passes it by: its note has no counters).
-        missing = [i for i in ids if not (is_valid_id(i) and (self.memories_dir / f"{i}.md").is_file())
+        missing = [i for i in ids if not (is_valid_id(i) and os.path.isfile(layout.existing(self.memories_dir, i) or ""))
                    and not ((note := note_of(i)) and (self.root / note).is_file())]
         if missing:  # only then ask which file declares it, for hand-made files named otherwise
             taken = self.taken()
@@ -604,6 +704,8 @@ class Vault:
     def _fold_locked(self) -> int:
         counts = usage.begin_fold(self.sidecar)
         if counts:  # the folded log goes only once the counts are committed, even if this process dies
+            if self._looked is not None:  # one look at all the files, not one git process per file
+                self._spot_check(filter(None, (layout.existing(self.memories_dir, i) for i in counts if is_valid_id(i))))
             self.track([], after=(usage.FOLDING,))
         paths = []
         for memory_id, delta in counts.items():
@@ -644,7 +746,7 @@ class Vault:
         one named, or with `redo` the latest undo. Refuses commits hafiza did not make."""
         from .git import message
 
-        with self.transaction():
+        with self.transaction(thorough=True):
             if rev is None:
                 target = self._latest(redo)
             else:
@@ -677,7 +779,7 @@ class Taken:
         self._declared: set[str] | None = None
 
     def __contains__(self, memory_id: str) -> bool:
-        if memory_id in self.added or os.path.lexists(self.vault.memories_dir / f"{memory_id}.md"):
+        if memory_id in self.added or layout.existing(self.vault.memories_dir, memory_id):
             return True
         if self._declared is None:  # asked once: without an index, every header is read
             self._declared = self.vault.misnamed() if self.vault.misnamed else self.vault.taken_ids()

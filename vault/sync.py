@@ -23,7 +23,7 @@ from pathlib import Path
 
 from . import conflicts, model
 from .errors import FrontmatterError, GitError, HafizaError
-from .files import atomic_write, read_regular
+from .files import DIR_MODE, atomic_write, read_regular
 from .git import message
 from .ids import unique_id
 from .facts import is_fact_path
@@ -31,7 +31,9 @@ from .merge import is_memory, reconcile, twice
 from .paths import FACT_DOC, FACTS, MEMORIES
 
 ATTRIBUTES = ".gitattributes"
-RULES = ("memories/*.md merge=hafiza", "*.jsonl merge=hafiza", "facts/*.md merge=hafiza")  # what the driver merges
+# What the driver merges; memories/*/*.md: a large vault's subfolders (vault/layout.py).
+RULES = ("memories/*.md merge=hafiza", "memories/*/*.md merge=hafiza", "*.jsonl merge=hafiza",
+         "facts/*.md merge=hafiza")
 REMOTE, BRANCH = "origin", "main"
 MERGED = (MEMORIES, "*.jsonl", "*.md")  # where a merge without the driver may leave conflict markers
 PUSH_TRIES = 3  # another machine pushed between our fetch and our push: fetch and merge again
@@ -263,7 +265,8 @@ def _split(vault, paths: list[str]) -> tuple[list[str], list[Path]]:
                 other = model.from_metadata({**dict(twin.info.get("meta") or {}), "id": new_id}, twin.text)
             except ValueError:
                 continue  # its header does not validate: the fence stays, doctor lists it
-            written.append(vault.memories_dir / f"{new_id}.md")
+            written.append(vault.path_of(new_id))
+            written[-1].parent.mkdir(mode=DIR_MODE, exist_ok=True)
             atomic_write(written[-1], model.dump(other))
             body = body[:twin.span[0]] + "\n" + body[twin.span[1]:]
             notes.append(f"{memory.id} was created on two machines with different texts: both kept, the one "
@@ -365,7 +368,7 @@ def resolve(vault, memory_id: str, keep: str | None = None) -> list[str]:
         if "body" in kinds and keep not in conflicts.KEEP:
             raise HafizaError(f"{memory.id} holds two texts of its body: say which to keep with --keep "
                               "ours|theirs|both", field="keep")
-        done, written = _split(vault, [f"{MEMORIES}/{memory.path.name}"])
+        done, written = _split(vault, [vault.rel(memory)])
         if "body" in kinds:
             memory = vault.get(memory.id)
             titles = [f.info["title"] for f in conflicts.fences(memory.body) if f.kind == "body" and f.info.get("title")]

@@ -10,11 +10,13 @@ Stdlib only: the prompt path reads the list.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import NamedTuple
 
 from .errors import HafizaError
+from .layout import existing
 from .paths import MEMORIES, is_vault
 
 FILE = "vaults.json"
@@ -84,7 +86,7 @@ def owner(personal: Path, teams: dict[str, Path], mem_id: str) -> str:
 
     if is_valid_id(mem_id):
         for name, root in [(PERSONAL, personal), *sorted(teams.items())]:
-            if (Path(root) / MEMORIES / f"{mem_id}.md").is_file():
+            if os.path.isfile(existing(Path(root) / MEMORIES, mem_id) or ""):
                 return name
     return PERSONAL
 
@@ -191,7 +193,7 @@ def promote(personal, team, memory_id: str, push: bool | None = None, remote: st
         raise HafizaError(f"{memory_id} waits for review on the team vault already (`hafiza review`)", field="id")
     shared = memory.evolve(shown=0, used=0, last_used=None, supersedes=[], superseded_by=None, path=None)
     action = Action(action="promote", subject=f"promote {memory_id}", key=key,
-                    files={f"{MEMORIES}/{memory_id}.md": model.dump(shared).encode("utf-8")},
+                    files={team.rel(shared): model.dump(shared).encode("utf-8")},
                     reason="proposed for the team from a personal vault", ids=(memory_id,),
                     evidence=f"personal memory {memory_id} at {(personal.git.head() or '')[:12]}")
     name = review.start("promote")

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.layout import vault_rel
 from hafiza.vault.mentions import mentioned
 from hafiza.vault.projects import folder
 
@@ -140,7 +141,7 @@ def propose(vault, memories, projects: dict, *, provider=None, apply: bool = Fal
             continue
         shown = ", ".join(f"{c['probe']} {next(iter(c['args'].values()))}" for c in claims)
         action = Action("add-claims", f"add claims to {memory.id}", f"add-claims:{memory.id}",
-                        {f"memories/{memory.path.name}": model.dump(memory.evolve(claims=claims)).encode("utf-8")},
+                        {vault_rel(memory.path): model.dump(memory.evolve(claims=claims)).encode("utf-8")},
                         f"checkable claims found in the text: {shown}",
                         evidence="every argument appears verbatim in the memory", confidence=0.9,
                         guards=("verbatim-arguments", "arguments-validated"), ids=(memory.id,))
