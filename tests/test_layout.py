@@ -206,3 +206,20 @@ def test_between_full_looks_a_fold_looks_at_all_its_files_at_once(large, monkeyp
     assert [sorted(r) for r in looks] == [["memories/pnpm.md", "memories/staging.md"]]
     assert git_subjects(large.root)[:2] == ["hafiza: fold usage of 2 memories", "hafiza: record manual edits"]
     assert large.get("pnpm").used == 1 and "Edited by hand." in large.get("pnpm").body
+
+
+def test_a_large_import_has_git_pack_its_objects_in_the_background(vault, monkeypatch):
+    import time
+
+    monkeypatch.setattr(store, "PACK_AFTER", 5)
+    vault.import_many([{"text": f"Imported fact number {n}."} for n in range(30)], source="import:test")
+
+    def counts() -> dict:
+        out = subprocess.run(["git", "-C", str(vault.root), "count-objects", "-v"], capture_output=True, text=True)
+        return {k: int(v) for k, v in (line.split(": ") for line in out.stdout.splitlines()) if v.isdigit()}
+
+    deadline = time.monotonic() + 60
+    while counts()["in-pack"] < 30 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert counts()["in-pack"] >= 30 and counts()["count"] < 10
+    assert subprocess.run(["git", "-C", str(vault.root), "fsck", "--no-progress"], capture_output=True).returncode == 0

@@ -731,13 +731,15 @@ def _git(args, cwd: Path, env: dict | None = None, stdin=None):
                           capture_output=True)
 
 
-def pack(root: Path):
+def pack(root: Path, loose: bool = False):
     """Start `git gc --auto` in `root`, detached and niced: git packs the loose objects once there are
     more than its threshold (gc.auto, 6,700) and otherwise returns at once. It takes its own lock and
-    leaves objects a concurrent write still needs, so writers need not wait for it."""
+    leaves objects a concurrent write still needs, so writers need not wait for it. `loose`: pack the
+    loose objects now, whatever their number (`git repack -d`: after an import of many files)."""
     import subprocess
 
-    return subprocess.Popen(["nice", "-n", "10", "git", "gc", "--auto", "--quiet"], cwd=root,
+    work = ["repack", "-d", "-q"] if loose else ["gc", "--auto", "--quiet"]
+    return subprocess.Popen(["nice", "-n", "10", "git", *work], cwd=root,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 

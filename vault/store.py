@@ -26,6 +26,7 @@ UNDO_HORIZON = 500  # commits `undo` looks back through for the latest change no
 # (~2,500 files) and is done before every write; past it (0.5 s at 100,000 memories), at most every
 # HAND_CHECK_SECONDS, and each write in between checks the files it changes (`_spot_check`).
 SMALL_INDEX_BYTES = 256 << 10
+PACK_AFTER = 1_000  # files an import writes before it has git pack their objects, in the background
 HAND_CHECK_SECONDS = 600
 HAND_CHECK = "hand-check"  # in the sidecar: its mtime is when every file was last looked at
 
@@ -640,6 +641,10 @@ class Vault:
             paths = [self.write_file(m, fsync=len(touched) < 20) for m in touched.values()]
             if paths:
                 self.commit(paths, f"import {len(memories)} memories", "import", f"from {source}")
+        if len(paths) >= PACK_AFTER:  # a loose object per file (404 MB at 100,000) until git packs them
+            from .git import pack
+
+            pack(self.root, loose=True)
         return memories, problems
 
     def _plan_import(self, items: list[dict], source: str, skip_invalid: bool):
