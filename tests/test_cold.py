@@ -123,3 +123,19 @@ def test_files_that_do_not_describe_the_index_leave_recall_to_whoosh(segmented, 
     _, want = _searches(segmented.root, files=False)
     recall, got = _searches(segmented.root, files=True)
     assert recall._view.ix is not None and got == want
+
+
+def test_a_search_that_indexes_a_write_runs_no_whoosh_query(segmented):
+    """A write's files are indexed by the next reader: by document number, not through Whoosh's query
+    machinery (whoosh.query, whoosh.searching), which that search would otherwise import."""
+    segmented.update("m1", "kafka gateway timeout after the upgrade", title="kafka gateway timeout")
+    segmented.remember("kafka gateway timeout in billing", id="newest", title="kafka gateway billing")
+    script = ("import json, sys; from pathlib import Path; from hafiza.indexer.recall import Recall; "
+              "hits = Recall(Path(sys.argv[1]), files=True).search('kafka gateway timeout', limit=50); "
+              "print(json.dumps([[h.id for h in hits], sorted(m for m in sys.modules if m.startswith("
+              "('whoosh.query', 'whoosh.searching')))]))")
+    ids, loaded = json.loads(subprocess.run([sys.executable, "-c", script, str(segmented.root)], check=True,
+                                            capture_output=True, text=True).stdout)
+    assert loaded == [] and {"m1", "newest"} <= set(ids[:5])
+    assert ids.count("m1") == 1  # its old version was taken out
+    assert ids == [h.id for h in Recall(segmented.root).search("kafka gateway timeout", limit=50)]
