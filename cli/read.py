@@ -53,7 +53,7 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
     if hits is None:
         from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
 
-        recall, mode = open_recall(root, mode, embedder=settings_of(ctx))
+        recall, mode = open_recall(root, mode, embedder=settings_of(ctx), files=True)
         if mode not in recall.modes:
             raise click.UsageError(f"--mode {mode} needs the meaning channel, which is off here "
                                    "(HAFIZA_EMBEDDER=none); use --mode keyword")

@@ -43,5 +43,5 @@ def cold(root: Path, request: dict, settings) -> dict:
     personal vault and the team vaults the user's config lists (settings: hafiza.indexer.config.Settings)."""
     from hafiza.indexer.recall import open_recall
 
-    recall, mode = open_recall(root, "keyword", embedder=settings, notice=lambda _: None)
+    recall, mode = open_recall(root, "keyword", embedder=settings, notice=lambda _: None, files=True)
     return answer(recall, request, mode, settings.profile_chars)

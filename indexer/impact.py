@@ -13,11 +13,13 @@ this document hold the word, and how much" for the few documents that need it.
 
 Whoosh segments never change once written (only their deletions do), so
 there is one file per segment, named by its segment id, under
-.hafiza/impact/: it cannot go stale, only missing. A segment without a file
-(a small one a write just added, or a big one nobody has built yet) is read
-from Whoosh into the same shape, per word, as it is asked for. Files hold
-document numbers local to their segment, and every document the segment had
-when the file was built; deleted documents are left out at query time.
+.hafiza/impact/: it cannot go stale, only missing. Each commit writes the
+files of the segments it made (a fresh process reads only files: cold.py);
+a segment without one (a big one of an index made before them) is read from
+Whoosh into the same shape, per word, as it is asked for, and so is a small
+one in a long-lived View (MIN_DOCS). Files hold document numbers local to
+their segment, and every document the segment was written with, deleted ones
+included; those are left out at query time.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from .schema import FIELD_BOOSTS
 FOLDER = "impact"           # under .hafiza/
 MAGIC = b"HAFIMP01"
 VERSION = 2                 # 2: status and scope postings too
-MIN_DOCS = 1000             # smaller segments are read from Whoosh when asked: a file saves them little
+MIN_DOCS = 1000             # a long-lived View reads smaller segments from Whoosh: a file saves them little
 # Also kept, unscored: which documents each status and scope holds, for the scope mask (search.View.mask):
 # reading the 44,000 other projects' memories of a generated 100,000 from Whoosh took 42-46 ms a fresh
 # process, from here 6-11 ms (20,000: 9-14 ms against 2-3 ms).
@@ -106,15 +108,19 @@ def segment_id(segment) -> str | None:
     return found.segment_id() if found is not None else None
 
 
-def build(ix, minimum: int = MIN_DOCS) -> list[str]:
-    """Write the file of every segment of `ix` with at least `minimum` documents that has none, and remove
-    the files of segments that are gone; the ids of the segments written.
+def build(ix, minimum: int = 1) -> list[str]:
+    """Write the files of every segment of `ix` with at least `minimum` documents that lacks them (its
+    impact file, and the stored fields a fresh process reads instead of Whoosh: indexer/cold.py), describe
+    the generation (cold.describe), and remove the files of segments that are gone; the ids of the
+    segments whose files were written.
 
-    Meant to run after each index commit (index.py): a new segment of one memory needs no file; a merge
-    into a big one costs a walk of its postings once (~5 s at 20,000 memories, ~17 s at 100,000), not one
-    per prompt. A file that cannot be written (a full disk) is left missing: that segment is then read
-    from Whoosh, slower but the same.
+    Meant to run after each index commit (index.py): a new segment of one memory costs a few
+    milliseconds; a merge into a big one costs a walk of its postings once (~5 s at 20,000 memories,
+    ~17 s at 100,000), not one per prompt. A file that cannot be written (a full disk) is left missing:
+    that segment is then read from Whoosh, slower but the same.
     """
+    from . import cold
+
     where = folder(ix)
     reader = ix.reader()
     try:
@@ -123,18 +129,31 @@ def build(ix, minimum: int = MIN_DOCS) -> list[str]:
         where.mkdir(parents=True, exist_ok=True)
         written = []
         for sid, segment in wanted.items():
-            path = where / f"{sid}.imp"
-            if SegmentFile.open(path, sid, segment.doc_count_all()) is None and write(segment, sid, path):
+            path, count = where / f"{sid}.imp", segment.doc_count_all()
+            found = SegmentFile.open(path, sid, count)
+            wrote = (found is None or not complete(found, segment)) and write(segment, sid, path)
+            if cold.Stored.open(path.with_suffix(".docs"), sid, count) is None:
+                wrote = cold.write_stored(segment, sid, path.with_suffix(".docs")) or wrote
+            if wrote:
                 written.append(sid)
+        if all(sid in wanted for sid in map(segment_id, leaves)):
+            cold.describe(reader, where)
         live = {segment_id(s) for s in leaves}
         for old in where.iterdir():
-            if old.suffix == ".imp" and old.stem not in live:  # an older generation's reader falls back to Whoosh
+            if old.suffix in (".imp", ".docs") and old.stem not in live:  # an older generation's reader falls back
                 old.unlink(missing_ok=True)
             elif old.suffix == ".tmp" and time.time() - _mtime(old) > 3600:  # left by a build that died
                 old.unlink(missing_ok=True)
         return written
     finally:
         reader.close()
+
+
+def complete(found: SegmentFile, segment) -> bool:
+    """Whether an impact file holds every document its segment was written with, deleted ones included, as
+    Whoosh's frequencies count them (every document has one status). One built by an earlier version from a
+    segment with deletions left those out: it is written again."""
+    return sum(found.frequency("status", decoded(t)) for t in segment.lexicon("status")) == segment.doc_count_all()
 
 
 def write(segment, sid: str, path: Path) -> bool:
@@ -197,8 +216,22 @@ def _mtime(path: Path) -> float:
 
 
 def _walk(segment, field: str, term, lengths: list[int]) -> Postings | None:
-    docnums, tfs = _pairs(segment.postings(field, term))
+    docnums, tfs = _pairs(_every_posting(segment, field, term))
     return from_pairs(docnums, tfs, [lengths[d] for d in docnums]) if docnums else None
+
+
+def _every_posting(segment, field: str, term):
+    """A term's postings, those of deleted documents included (Whoosh's own frequencies count them): from
+    whoosh3's terms reader where there is one, else as the segment reader gives them."""
+    terms = getattr(segment, "_terms", None)
+    if terms is not None and hasattr(terms, "matcher"):
+        return terms.matcher(field, term, segment.schema[field].format)
+    return segment.postings(field, term)
+
+
+def decoded(term) -> str:
+    """A Whoosh term (bytes from a lexicon) as text."""
+    return term.decode("utf-8") if isinstance(term, bytes) else term
 
 
 def _pairs(postings) -> tuple[list[int], list[float]]:
@@ -240,7 +273,8 @@ class SegmentFile:
         except (ValueError, TypeError, IndexError):
             return None  # the map closes with its last view
 
-    def get(self, field: str, word: str) -> Postings | None:
+    def _record(self, field: str, word: str) -> int | None:
+        """Where the record of (field, word) starts in `records`; None when the segment lacks the word."""
         key = f"{field}\0{word}".encode()
         mask = self.size - 1
         slot = zlib.crc32(key) & mask
@@ -248,15 +282,28 @@ class SegmentFile:
         while k := self.table[slot]:
             at = (k - 1) * _RECORD
             if keys[records[at]:records[at + 1]] == key:
-                c0, nc, p0, n = records[at + 2], records[at + 3], records[at + 4], records[at + 5]
-                if c0 + nc > len(self.tf) or p0 + n > len(self.docs):
-                    return None  # damaged: treated as absent rather than read out of bounds
-                starts = array("I", self.starts[c0:c0 + nc])
-                starts.append(n)
-                return Postings(self.tf[c0:c0 + nc], self.fl[c0:c0 + nc], starts, self.ordered[p0:p0 + n],
-                                self.docs[p0:p0 + n], self.cls[p0:p0 + n])
+                return at
             slot = (slot + 1) & mask
         return None
+
+    def get(self, field: str, word: str) -> Postings | None:
+        at = self._record(field, word)
+        if at is None:
+            return None
+        records = self.records
+        c0, nc, p0, n = records[at + 2], records[at + 3], records[at + 4], records[at + 5]
+        if c0 + nc > len(self.tf) or p0 + n > len(self.docs):
+            return None  # damaged: treated as absent rather than read out of bounds
+        starts = array("I", self.starts[c0:c0 + nc])
+        starts.append(n)
+        return Postings(self.tf[c0:c0 + nc], self.fl[c0:c0 + nc], starts, self.ordered[p0:p0 + n],
+                        self.docs[p0:p0 + n], self.cls[p0:p0 + n])
+
+    def frequency(self, field: str, word: str) -> int:
+        """How many documents hold `word` in `field`: Whoosh's document frequency, deleted ones included
+        (for a file that is `complete`)."""
+        at = self._record(field, word)
+        return 0 if at is None else self.records[at + 5]
 
 
 def _sections(data: mmap.mmap, sid: str, doc_count: int) -> dict:

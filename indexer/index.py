@@ -202,8 +202,7 @@ class Index:
                     return None
                 report = self._apply(ix, manifest, manifest.rows(names), self._stat(names), progress)
             applied = (_mtime(self.manifest_path), stamps[1])
-        # Reopened whatever this sync found, as another process may have applied these changes already.
-        self._ix = self._open_existing() or ix
+        self._ix = _reopened(self.dir, ix)
         self._in_step(applied, report.errors)
         return report
 
@@ -240,7 +239,7 @@ class Index:
                 report = self._apply(ix, manifest, manifest.rows(), on_disk, progress)
             # The log as it was before the scan: a file another writer adds meanwhile must not be vouched for.
             applied = (_mtime(self.manifest_path), stamps[1])
-        self._ix = self._open_existing() or ix
+        self._ix = _reopened(self.dir, ix)
         self._in_step(applied, report.errors)
         return report
 
@@ -306,7 +305,9 @@ class Index:
             except model.FrontmatterError as exc:
                 manifest.put(name, [*on_disk[name], digest, None, exc.reason])
                 continue
-            writer.update_document(**document(memory, digest))
+            if not (old and old[3] == memory.id):
+                _drop(writer, memory.id)  # what update_document does, without its query (see _drop)
+            writer.add_document(**document(memory, digest))
             manifest.put(name, [*on_disk[name], digest, memory.id, None], memory)
             report.changed += bool(old)
             report.added += not old
@@ -454,7 +455,24 @@ def _open_dir(folder: Path):
     (bench/results/keyword-scale-2026-12-01.md)."""
     from whoosh.filedb.filestore import FileStorage
 
-    return FileStorage(str(folder), supports_mmap=False).open_index()
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = schema()
+    # With the schema given, Whoosh skips unpickling the one in its table of contents, which it reads on
+    # every open, reader and writer (~5 ms each at 20,000 memories; four to six of them when a search indexes a write).
+    return FileStorage(str(folder), supports_mmap=False).open_index(schema=_SCHEMA)
+
+
+_SCHEMA = None
+
+
+def _reopened(folder: Path, ix):
+    """A new index object on `folder` after a sync changed it (a Recall keeps its View while the object stays
+    the same), or `ix` when it cannot be opened: it reads the newest generation all the same."""
+    try:
+        return _open_dir(folder)
+    except Exception:  # whatever it is, the next sync's open sorts it out
+        return ix
 
 
 def _mtime(path: Path) -> int | None:
@@ -479,8 +497,16 @@ def _drop(writer, doc_id: str) -> None:
         from whoosh.query import Prefix
 
         writer.delete_by_query(Prefix("id", f"{doc_id}/"))
-    else:
-        writer.delete_by_term("id", doc_id)
+        return
+    # Through the id's postings: delete_by_term (and update_document) run a Whoosh query, whose modules
+    # (whoosh.query, whoosh.searching) a search that indexes a write would otherwise import.
+    reader = writer.reader()
+    try:
+        if ("id", doc_id) in reader:
+            for docnum in reader.postings("id", doc_id).all_ids():
+                writer.delete_document(docnum)
+    finally:
+        reader.close()
 
 
 def _is_memory_name(name: str) -> bool:

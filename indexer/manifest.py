@@ -21,12 +21,15 @@ Row = list  # [mtime_ns, size, hash or None, id or None, error or None]
 # for their id. The query of `misnamed` repeats this condition, so SQLite reads only the other rows.
 _MISNAMED = "name != id || '.md' AND name NOT LIKE '__/' || id || '.md'"
 _MISNAMED_INDEX = f"CREATE INDEX misnamed ON files (id) WHERE {_MISNAMED}"
+# `errors`, after every sync that indexed something: without it SQLite read every row (~10 ms at 100,000).
+_UNPARSABLE_INDEX = "CREATE INDEX unparsable ON files (name, error) WHERE error IS NOT NULL"
 _TABLES = f"""
 CREATE TABLE files (name TEXT PRIMARY KEY, mtime INTEGER, size INTEGER, hash TEXT, id TEXT, error TEXT,
                     title TEXT, type TEXT, scope TEXT, status TEXT, created TEXT, aliased INTEGER)
     WITHOUT ROWID;
 CREATE INDEX files_by_id ON files (id);
 {_MISNAMED_INDEX};
+{_UNPARSABLE_INDEX};
 """
 
 
@@ -60,10 +63,13 @@ class Manifest:
             raise
 
     def _upgrade(self) -> None:
-        """A manifest made before memories could live in subfolders counts every `3f/x.md` as misnamed."""
-        (sql,) = self.db.execute("SELECT sql FROM sqlite_master WHERE name = 'misnamed'").fetchone() or ("",)
-        if sql != _MISNAMED_INDEX:
+        """The indexes of a manifest made by an earlier version: one made before memories could live in
+        subfolders counts every `3f/x.md` as misnamed, and one may lack the index of unparsable files."""
+        found = dict(self.db.execute("SELECT name, sql FROM sqlite_master WHERE name IN ('misnamed', 'unparsable')"))
+        if found.get("misnamed") != _MISNAMED_INDEX:
             self.db.executescript(f"DROP INDEX IF EXISTS misnamed; {_MISNAMED_INDEX};")
+        if found.get("unparsable") != _UNPARSABLE_INDEX:
+            self.db.executescript(f"DROP INDEX IF EXISTS unparsable; {_UNPARSABLE_INDEX};")
 
     @classmethod
     def open(cls, path: Path, version: int) -> "Manifest | None":

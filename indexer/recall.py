@@ -15,8 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
-import pickle
-import struct
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -104,8 +103,11 @@ class Candidate:
 class Recall:
     """Search one vault. Holds the index and, when given an embedder, the vectors."""
 
-    def __init__(self, root: Path, embedder=None, notice=None):
+    def __init__(self, root: Path, embedder=None, notice=None, files: bool = False):
         self.root = Path(root)
+        # A one-shot keyword search (the cold hook, `hafiza search`) reads hafiza's own files rather than
+        # open Whoosh when the index is in step (indexer/cold.py): a long-lived process keeps Whoosh's reader.
+        self.files = files
         self.index = Index(self.root, **({"notice": notice} if notice else {}))
         self.embedder = embedder
         self._view = None
@@ -169,7 +171,7 @@ class Recall:
                   sync, floor, frozenset(exclude), context)
         try:
             return self._search(q)
-        except (EOFError, OSError, struct.error, pickle.UnpicklingError) as exc:
+        except _damage() as exc:
             # Damage that only shows while reading (a truncated posting file): rebuild once.
             self.index.notice(f"the index could not be read ({type(exc).__name__}); rebuilding it from the files")
             self.index.rebuild()
@@ -191,11 +193,37 @@ class Recall:
 
     def view(self, sync: bool = True) -> View:
         """The open reader on the current index, kept while the index object stays the same."""
+        if self.files and self.embedder is None and (self._view is None or self._view.ix is None):
+            view = self._files_view(sync)
+            if view is not None:
+                return view
         opened = self.index.opened
         ix = self.index.open(quick=self.quick_sync) if sync or opened is None else opened
         if self._view is None or self._view.ix is not ix:
             self.close()
             self._view = View(ix)
+        return self._view
+
+    def _files_view(self, sync: bool) -> View | None:
+        """A view of the index through its files (cold.Files), without Whoosh; None when Whoosh must answer:
+        the files do not describe the index's newest generation. (A sync that indexed writes has loaded
+        Whoosh, but the files spare it opening a reader on the new generation.)"""
+        from . import cold
+
+        if sync:
+            self.index.sync(quick=self.quick_sync, whoosh=False)
+        current = self._view
+        try:
+            if current is not None and current.ix is None and current.reader.generation == cold.latest_generation(
+                    self.index.dir):
+                return current
+        except OSError:
+            return None
+        files = cold.open_files(self.index.dir)
+        if files is None:
+            return None
+        self.close()
+        self._view = View(None, files)
         return self._view
 
     def prepare(self) -> None:
@@ -303,6 +331,16 @@ def relevant(parts: dict, mode: str, floor: Floor) -> bool:
     return (keyword_ok and mode != "meaning") or (meaning_ok and mode != "keyword")
 
 
+def _damage() -> tuple:
+    """What reading a damaged index raises (a truncated posting file): those of the modules loaded, so the
+    cold path, which reads hafiza's own files (cold.py), imports neither pickle nor struct for it."""
+    kinds = [EOFError, OSError]
+    for name, error in (("struct", "error"), ("pickle", "UnpicklingError")):
+        if name in sys.modules:
+            kinds.append(getattr(sys.modules[name], error))
+    return tuple(kinds)
+
+
 def _sharpen(found: list, extra_idf: dict[str, float]) -> list:
     """Re-rank what the prompt's own words found by the recent turns' words (never adds a memory).
 
@@ -356,10 +394,12 @@ def _round(value):
 
 
 def open_recall(root: Path, mode: str | None = None, embedder=None, teams: dict[str, Path] | None = None,
-                notice=None):
+                notice=None, files: bool = False):
     """A Recall for `root` and the mode to use: hybrid when given an embedder, else keyword.
     `embedder` may be Settings (hafiza.indexer.config), which names one and the user's config folder,
-    whose team vaults (unless `teams` names them) are then searched too (hafiza.indexer.vaults)."""
+    whose team vaults (unless `teams` names them) are then searched too (hafiza.indexer.vaults). With `files`
+    (a process that searches once or a few times), a keyword-only search reads the index's own files
+    rather than load Whoosh where it can (Recall.files)."""
     from hafiza.vault.teams import readable
 
     from .config import Settings, embedder as choose
@@ -370,7 +410,7 @@ def open_recall(root: Path, mode: str | None = None, embedder=None, teams: dict[
     if teams:
         from .vaults import Vaults
 
-        recall = Vaults(root, teams, embedder, notice)
+        recall = Vaults(root, teams, embedder, notice, files)
     else:
-        recall = Recall(root, embedder, notice)
+        recall = Recall(root, embedder, notice, files)
     return recall, mode or ("hybrid" if embedder is not None else "keyword")

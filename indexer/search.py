@@ -41,9 +41,10 @@ class View:
     costs the cold hook ~11 ms to import.
     """
 
-    def __init__(self, ix):
+    def __init__(self, ix, reader=None):
+        """A view of Whoosh index `ix`, or of `reader` (a cold.Files) when given one."""
         self.ix = ix
-        self.reader = ix.reader()
+        self.reader = ix.reader() if reader is None else reader
         self._docs: dict[int, dict] = {}
         self._aliases: dict[int, list[frozenset[str]]] = {}
         self._numbers: dict[str, int] | None = None
@@ -105,6 +106,9 @@ class View:
 
     def leaves(self) -> list:
         """Each segment's reader, first document number and impact file (None: read from Whoosh)."""
+        if self._leaves is None and hasattr(self.reader, "leaves"):  # a cold.Files: each segment has its files
+            self._leaves = self.reader.leaves()
+            self._offsets = [offset for _, offset, _ in self._leaves]
         if self._leaves is None:
             where = impact.folder(self.ix)
             self._leaves = []
@@ -303,7 +307,7 @@ def visible(doc: dict, project=None, all_scopes=False, include_inactive=False) -
 
 
 def _values(reader, field: str) -> list[str]:
-    return [t.decode("utf-8") if isinstance(t, bytes) else t for t in reader.lexicon(field)]
+    return [impact.decoded(t) for t in reader.lexicon(field)]
 
 
 def factors(doc: dict, pending: dict, today: dt.date) -> dict:

@@ -23,10 +23,10 @@ from hafiza.vault.teams import PERSONAL
 class Vaults:
     """The personal vault and the team vaults `teams` (name -> folder), searched together."""
 
-    def __init__(self, root: Path, teams: dict[str, Path], embedder=None, notice=None):
+    def __init__(self, root: Path, teams: dict[str, Path], embedder=None, notice=None, files: bool = False):
         from .recall import Recall
 
-        extra = {"notice": notice} if notice else {}
+        extra = {"notice": notice, "files": files} if notice else {"files": files}
         embedder = OneQuery(embedder) if embedder is not None else None
         self.personal = Recall(root, embedder, **extra)
         self.recalls = {PERSONAL: self.personal, **{name: Recall(path, embedder, **extra)

@@ -379,3 +379,19 @@ def test_a_kernel_watch_names_edits_made_in_place_and_only_those_are_read(filled
         assert "pnpm" in ids(filled.root, "pnpm 9")
     finally:
         watch.close()
+
+
+def test_unparsable_files_are_found_through_their_own_index_which_an_older_manifest_gains(vault):
+    import sqlite3
+
+    vault.remember("Deploy from main.", id="deploy")
+    (vault.root / "memories" / "broken.md").write_text("---\nid: [unclosed\n---\nbody\n")
+    index = Index(vault.root, notice=lambda _: None)
+    assert set(index.sync().errors) == {"broken.md"}
+    db = sqlite3.connect(index.manifest_path)
+    db.executescript("DROP INDEX unparsable;")  # as a manifest made before it existed
+    db.close()
+    with index._manifest() as manifest:
+        assert set(manifest.errors()) == {"broken.md"}
+        plan = manifest.db.execute("EXPLAIN QUERY PLAN SELECT name, error FROM files WHERE error IS NOT NULL")
+        assert "INDEX unparsable" in plan.fetchall()[0][-1]  # not a read of every row

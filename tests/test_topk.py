@@ -232,17 +232,49 @@ def test_without_impact_files_the_result_is_the_same(pruned, monkeypatch):
     assert not _differences(pruned, _queries(random.Random(11), 60))
 
 
-def test_build_writes_small_segments_on_request_and_removes_gone_ones(pruned, tmp_path, monkeypatch):
+def test_every_segment_has_its_files_after_a_commit_and_build_removes_gone_ones(pruned, monkeypatch):
     where = impact.folder(pruned)
+    leaves = [s for s, _ in pruned.reader().leaf_readers()]
+    assert any(s.doc_count_all() < impact.MIN_DOCS for s in leaves)  # the edits' small segments
+    assert {p.stem for p in where.glob("*.imp")} == {p.stem for p in where.glob("*.docs")} == \
+        {impact.segment_id(s) for s in leaves}
     stale = where / "MAIN_gone.imp"
     stale.write_bytes(b"x")
-    written = impact.build(pruned, minimum=1)
-    assert written and not stale.exists()
+    assert impact.build(pruned) == [] and not stale.exists()  # nothing left to write
     monkeypatch.setattr(impact, "MIN_DOCS", 1)
     view = View(pruned)
     assert all(f is not None for _, _, f in view.leaves())
     assert not _differences(pruned, _queries(random.Random(13), 60))
-    assert impact.build(pruned, minimum=1) == []  # nothing left to write
+
+
+def test_an_impact_file_without_the_deleted_documents_is_written_again(pruned):
+    """An earlier version walked a segment's postings without its deleted documents: Whoosh's frequencies,
+    which count them, could not be read from such a file."""
+    segment = max((s for s, _ in pruned.reader().leaf_readers()), key=lambda s: s.doc_count_all())
+    assert segment.has_deletions()
+    sid = impact.segment_id(segment)
+    path = impact.folder(pruned) / f"{sid}.imp"
+    _replace(path, b"")
+    impact.write(_WithoutDeleted(segment), sid, path)
+    found = impact.SegmentFile.open(path, sid, segment.doc_count_all())
+    assert found is not None and not impact.complete(found, segment)
+    assert impact.build(pruned) == [sid]
+    found = impact.SegmentFile.open(path, sid, segment.doc_count_all())
+    assert impact.complete(found, segment)
+    for word in ("kafka", "redis", "rollback"):
+        assert found.frequency("body", word) == segment.doc_frequency("body", word) > 0
+
+
+class _WithoutDeleted:
+    """A segment reader whose postings leave deleted documents out, as the earlier build read them."""
+
+    def __init__(self, segment):
+        self._segment = segment
+
+    def __getattr__(self, name):
+        if name == "_terms":
+            raise AttributeError(name)
+        return getattr(self._segment, name)
 
 
 def test_doctor_builds_the_files_an_older_index_lacks(pruned):
@@ -251,10 +283,10 @@ def test_doctor_builds_the_files_an_older_index_lacks(pruned):
     root = impact.folder(pruned).parent.parent
     for path in impact.folder(pruned).glob("*.imp"):
         path.unlink()  # as an index built before impact files existed
-    big = {impact.segment_id(s) for s, _ in pruned.reader().leaf_readers() if s.doc_count_all() >= impact.MIN_DOCS}
+    every = {impact.segment_id(s) for s, _ in pruned.reader().leaf_readers()}
     check = check_index(Vault(root))
-    assert check.level == "ok" and f"built {len(big)} keyword pruning file(s)" in check.summary
-    assert {p.stem for p in impact.folder(pruned).glob("*.imp")} == big
+    assert check.level == "ok" and f"built {len(every)} keyword pruning file(s)" in check.summary
+    assert {p.stem for p in impact.folder(pruned).glob("*.imp")} == every
     assert "built" not in check_index(Vault(root)).summary  # once
 
 

@@ -1,0 +1,221 @@
+"""The index as hafiza's own files describe it: a fresh process's keyword recall without Whoosh.
+
+Importing Whoosh and unpickling its table of contents (the schema with its analyzers, and each
+segment) cost a cold hook ~50-60 ms of its ~180 ms at 20,000 memories, as much as the recall itself.
+Keyword recall needs little of Whoosh: each query word's postings (the segments' impact files,
+indexer/impact.py), the counts BM25F weighs them by, which documents are deleted, and the stored
+fields of the few documents it returns. So after each commit, beside each segment's impact file,
+hafiza keeps under .hafiza/impact/:
+
+    <segment id>.docs   the segment's stored fields, document by document (marshal, zlib)
+    segments.json       the generation's segments: documents, deleted ones, field length totals,
+                        and the values of the status and scope fields
+
+A fresh process whose index is in step reads these when they describe the index's newest generation
+(its latest `_MAIN_<n>.toc`), and opens Whoosh otherwise. The scores are Whoosh's: document counts,
+frequencies and field lengths count deleted documents as Whoosh does until a merge (an impact file
+holds every posting its segment was written with; see `impact.complete`).
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import mmap
+import os
+import zlib
+from array import array
+from bisect import bisect_right
+from pathlib import Path
+
+from . import impact
+from .schema import FIELD_BOOSTS
+
+SUMMARY = "segments.json"
+VERSION = 1
+MAGIC = b"HAFDOC01"
+INDEX_NAME = "MAIN"  # Whoosh's default index name, which Index uses
+
+
+class Stored:
+    """One segment's `.docs` file, memory-mapped: document `n`'s stored fields are read when asked for."""
+
+    def __init__(self, data: mmap.mmap, offsets: memoryview, start: int):
+        self.data, self.offsets, self.start = data, offsets, start
+
+    @classmethod
+    def open(cls, path: Path, sid: str, doc_count: int) -> Stored | None:
+        """The file of segment `sid` with `doc_count` documents; None when it is missing, another's or damaged."""
+        try:
+            with open(path, "rb") as f:
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        view = memoryview(data)
+        try:
+            order, n, name = view[8:20].cast("I")
+            if bytes(view[:8]) != MAGIC or order != 0x01020304 or n != doc_count or \
+                    bytes(view[20:20 + name]) != sid.encode():
+                return None
+            at = _aligned(20 + name)
+            offsets = view[at:at + 8 * (n + 1)].cast("Q")
+            start = at + 8 * (n + 1)
+            if len(offsets) != n + 1 or start + offsets[n] != len(data):
+                return None
+        except (ValueError, TypeError):
+            return None
+        return cls(data, offsets, start)
+
+    def get(self, docnum: int) -> dict:
+        begin, end = self.offsets[docnum], self.offsets[docnum + 1]
+        try:
+            return marshal.loads(zlib.decompress(self.data[self.start + begin:self.start + end]))
+        except (ValueError, EOFError, TypeError, zlib.error) as exc:
+            raise OSError(f"a damaged stored-fields file: {exc}") from None  # Recall rebuilds the index
+
+
+def write_stored(segment, sid: str, path: Path) -> bool:
+    """Write the `.docs` file of a Whoosh segment reader (aside, then renamed); whether it was written.
+    Deleted documents are kept: document numbers stay those of the segment."""
+    n = segment.doc_count_all()
+    offsets, blobs, size = array("Q", [0]), [], 0
+    for docnum in range(n):
+        blob = zlib.compress(marshal.dumps(segment.stored_fields(docnum)), 1)
+        blobs.append(blob)
+        size += len(blob)
+        offsets.append(size)
+    name = sid.encode()
+    head = MAGIC + array("I", [0x01020304, n, len(name)]).tobytes() + name
+    head += bytes(-len(head) % 8)
+    aside = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(aside, "wb") as out:
+            out.write(head)
+            out.write(offsets.tobytes())
+            for blob in blobs:
+                out.write(blob)
+        os.replace(aside, path)
+    except OSError:
+        aside.unlink(missing_ok=True)
+        return False
+    return True
+
+
+def describe(reader, where: Path) -> None:
+    """Write segments.json for the generation `reader` reads (after its segments' files are written), unless
+    it already describes it. A file that cannot be written leaves fresh processes on Whoosh."""
+    path = where / SUMMARY
+    generation = reader.generation()
+    try:
+        if json.loads(path.read_bytes()).get("generation") == generation:
+            return
+    except (OSError, ValueError, AttributeError):
+        pass
+    segments = []
+    for segment, _ in reader.leaf_readers():
+        sid = impact.segment_id(segment)
+        if sid is None:
+            return  # an empty index: nothing to describe, Whoosh answers
+        segments.append({
+            "id": sid, "docs": segment.doc_count_all(), "deleted": sorted(segment.deleted_docs_set),
+            "lengths": {field: segment.field_length(field) for field in FIELD_BOOSTS if field in segment.schema},
+            "values": {field: [impact.decoded(t) for t in segment.lexicon(field)] for field in impact.MASK_FIELDS},
+        })
+    aside = path.with_name(f"{SUMMARY}.{os.getpid()}.tmp")
+    try:
+        aside.write_text(json.dumps({"version": VERSION, "generation": generation, "segments": segments}))
+        os.replace(aside, path)
+    except OSError:
+        aside.unlink(missing_ok=True)
+
+
+class Leaf:
+    """One segment as its files describe it: what search.View asks of a Whoosh segment reader."""
+
+    __slots__ = ("sid", "docs", "deleted_docs_set", "file", "stored")
+
+    def __init__(self, sid: str, docs: int, deleted, file: impact.SegmentFile, stored: Stored):
+        self.sid, self.docs, self.deleted_docs_set, self.file, self.stored = sid, docs, frozenset(deleted), file, stored
+
+    def doc_count_all(self) -> int:
+        return self.docs
+
+    def has_deletions(self) -> bool:
+        return bool(self.deleted_docs_set)
+
+
+class Files:
+    """The part of a Whoosh reader that keyword recall uses (search.View, recall._keyword), from the files."""
+
+    def __init__(self, generation: int, leaves: list[Leaf], lengths: dict[str, int], values: dict[str, set[str]]):
+        self.generation = generation
+        self._leaves = leaves
+        self._offsets = [0]
+        for leaf in leaves[:-1]:
+            self._offsets.append(self._offsets[-1] + leaf.docs)
+        self._lengths, self._values = lengths, values
+
+    def leaves(self) -> list[tuple[Leaf, int, impact.SegmentFile]]:
+        return [(leaf, offset, leaf.file) for leaf, offset in zip(self._leaves, self._offsets)]
+
+    def doc_count_all(self) -> int:
+        return sum(leaf.docs for leaf in self._leaves)
+
+    def doc_count(self) -> int:
+        return sum(leaf.docs - len(leaf.deleted_docs_set) for leaf in self._leaves)
+
+    def doc_frequency(self, field: str, word: str) -> int:
+        return sum(leaf.file.frequency(field, word) for leaf in self._leaves)
+
+    def field_length(self, field: str) -> int:
+        return self._lengths.get(field, 0)
+
+    def lexicon(self, field: str) -> list[str]:
+        return sorted(self._values.get(field, ()))
+
+    def stored_fields(self, docnum: int) -> dict:
+        leaf = bisect_right(self._offsets, docnum) - 1
+        return self._leaves[leaf].stored.get(docnum - self._offsets[leaf])
+
+    def close(self) -> None:
+        pass
+
+
+def open_files(index_dir: Path) -> Files | None:
+    """The index in `index_dir` (.hafiza/index) as the files beside it describe it; None when they do not
+    describe its newest generation, or one of them is missing or damaged (then Whoosh answers)."""
+    where = index_dir.parent / impact.FOLDER
+    try:
+        summary = json.loads((where / SUMMARY).read_bytes())
+        generation = latest_generation(index_dir)
+        if summary.get("version") != VERSION or generation is None or summary.get("generation") != generation:
+            return None
+        leaves, lengths, values = [], {}, {}
+        for segment in summary["segments"]:
+            sid, docs = segment["id"], segment["docs"]
+            file = impact.SegmentFile.open(where / f"{sid}.imp", sid, docs)
+            stored = Stored.open(where / f"{sid}.docs", sid, docs)
+            if file is None or stored is None:
+                return None
+            leaves.append(Leaf(sid, docs, segment["deleted"], file, stored))
+            for field, length in segment["lengths"].items():
+                lengths[field] = lengths.get(field, 0) + length
+            for field, found in segment["values"].items():
+                values.setdefault(field, set()).update(found)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return Files(generation, leaves, lengths, values) if leaves else None
+
+
+def latest_generation(index_dir: Path) -> int | None:
+    """The generation Whoosh opens: the highest n of the `_MAIN_<n>.toc` files."""
+    prefix, found = f"_{INDEX_NAME}_", None
+    for name in os.listdir(index_dir):
+        if name.startswith(prefix) and name.endswith(".toc") and name[len(prefix):-4].isdigit():
+            n = int(name[len(prefix):-4])
+            found = n if found is None or n > found else found
+    return found
+
+
+def _aligned(at: int) -> int:
+    return at + (-at % 8)
