@@ -360,7 +360,10 @@ def catch_up(recall, changed=None) -> float:
 
             # A few writes or hand edits are embedded here (50 take ~0.4 s with USE); a whole vault (a new
             # model) waits for `reindex`, which doctor asks for, rather than holding every hook for minutes.
-            sync_vectors(recall.index, recall.embedder, limit=WARM_EMBEDS)
+            # The documents, read as the prompts will want them anyway, tell which files changed: only
+            # those are read again to be checked (refresh.embedding_items).
+            recall.prepare()
+            sync_vectors(recall.index, recall.embedder, limit=WARM_EMBEDS, view=recall.view(sync=False))
             recall.embedded_generation = generation
     return time.monotonic() - started
 
