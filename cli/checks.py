@@ -128,7 +128,7 @@ def check_vectors(vault, settings) -> Check:
                      "earlier hafiza or another embedder): recall is keyword-only until `hafiza reindex`")
     from hafiza.indexer.refresh import embedding_items
 
-    items = [(id_, hash_) for id_, hash_, _ in embedding_items(Index(vault.root, notice=lambda _: None))]
+    items = [(id_, hash_) for id_, hash_, *_ in embedding_items(Index(vault.root, notice=lambda _: None))]
     stale = store.stale(items)
     if stale:
         return Check("vectors", "warn", f"{len(stale)} of {len(items)} memories are new or changed since they were "

@@ -32,9 +32,10 @@ IDLE_SECONDS = 30 * 60
 # 768 MB was crossed by merely loading 35,000-45,000 memories with embeddings: the process then exited after
 # every request and the next hook started it again to load the same (issue 18). So the cap is a measured
 # figure: the memory this process holds once loaded and warmed up (`warm_up`), times CAP_GROWTH, and at
-# least MIN_CAP_MB. CAP_GROWTH: at 20,000-100,000 memories with embeddings, a first full scan and a hand
-# edit's sync raised what it holds (VmRSS) by at most 6% and its peak by at most 27% over the loaded
-# figure (bench/results/vector-memory-2026-12-01.md); 1.5 leaves room for those and stops a leak.
+# least MIN_CAP_MB. CAP_GROWTH: at 20,000-100,000 memories with embeddings, prompts (which page in more of
+# the model), a first full scan and a hand edit's sync raised what it holds (VmRSS) by at most 27% over the
+# loaded figure (16% at 100,000: 369 -> 428 MB, cap 553 MB; bench/results/vector-memory-2026-12-02.md);
+# 1.5 leaves room for those and stops a leak.
 CAP_GROWTH = 1.5
 MIN_CAP_MB = 512.0
 TICK = 2.0          # how often an idle process looks at the clock
@@ -360,7 +361,10 @@ def catch_up(recall, changed=None) -> float:
 
             # A few writes or hand edits are embedded here (50 take ~0.4 s with USE); a whole vault (a new
             # model) waits for `reindex`, which doctor asks for, rather than holding every hook for minutes.
-            sync_vectors(recall.index, recall.embedder, limit=WARM_EMBEDS)
+            # The documents, read as the prompts will want them anyway, tell which files changed: only
+            # those are read again to be checked (refresh.embedding_items).
+            recall.prepare()
+            sync_vectors(recall.index, recall.embedder, limit=WARM_EMBEDS, view=recall.view(sync=False))
             recall.embedded_generation = generation
     return time.monotonic() - started
 

@@ -100,6 +100,15 @@ class Candidate:
         return {name: _round(getattr(self, name)) for name in self.EVIDENCE if getattr(self, name) is not None}
 
 
+class Scored(NamedTuple):
+    """A candidate's score and how it was made, before it is cut and made a Hit."""
+
+    score: float
+    id: str
+    parts: dict
+    doc: object  # its stored fields (search.View.doc)
+
+
 class Recall:
     """Search one vault. Holds the index and, when given an embedder, the vectors."""
 
@@ -187,9 +196,11 @@ class Recall:
             self._keyword(view, words, extra, q.scope, cands)
         if q.mode != "keyword":
             self._meaning(view, q.text, q.scope, cands)
-        hits = self._score(cands, q.mode, q.today, q.exclude)
-        hits = (apply_floor(hits, q.mode, q.floor) if q.floor else hits)[:q.limit]
-        return [h._replace(snippet=view.snippet(h.id, cands[h.id].doc)) for h in hits]
+        scored = self._score(cands, q.mode, q.today, q.exclude)
+        scored = (apply_floor(scored, q.mode, q.floor) if q.floor else scored)[:q.limit]
+        # Hits are made for the few returned only: a warm View reads their title, snippet and the like
+        # from the index (indexer/columns.py), ~45 us each at 100,000 memories.
+        return [to_hit(s.doc, s.score, s.parts) for s in scored]
 
     def view(self, sync: bool = True) -> View:
         """The open reader on the current index, kept while the index object stays the same."""
@@ -295,7 +306,7 @@ class Recall:
 
     # ---- fusion, floor, factors
 
-    def _score(self, cands: dict[str, Candidate], mode: str, today, exclude) -> list[Hit]:
+    def _score(self, cands: dict[str, Candidate], mode: str, today, exclude) -> list[Scored]:
         pending = self._pending.read()
         hits = []
         for mem_id, c in cands.items():
@@ -310,13 +321,14 @@ class Recall:
             parts["relevance"] = _round(relevance)
             parts.update(factors(c.doc, pending, today))
             score = relevance * parts["strength"] * parts["usefulness"] * parts["type_weight"] * parts["status"]
-            hits.append(to_hit(c.doc, score, parts))
+            hits.append(Scored(score, mem_id, parts, c.doc))
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
 
 
-def apply_floor(hits: list[Hit], mode: str, floor: Floor) -> list[Hit]:
-    """Drop hits without enough evidence of relevance, then those far below the best one."""
+def apply_floor(hits: list, mode: str, floor: Floor) -> list:
+    """Drop hits (a Hit, or anything with its `score` and `parts`) without enough evidence of relevance,
+    then those far below the best one."""
     kept = [h for h in hits if relevant(h.parts, mode, floor)]
     if not kept:
         return kept

@@ -89,9 +89,11 @@ def embed_later(root: Path) -> None:
 
 
 def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
-                 limit: int | None = None) -> tuple[int, int]:
+                 limit: int | None = None, view=None) -> tuple[int, int]:
     """Embed what is new or changed since the last sync; returns (embedded, removed).
-    With `limit`, does nothing when more than that many memories need embedding.
+    With `limit`, does nothing when more than that many memories need embedding. `view` (a
+    search.View that has read every document: the warm process's) lists the documents when it is
+    on the index as it is now, instead of reading them all again.
 
     Writers sync one at a time, each from the files as they are once it holds
     the lock, so none saves vectors that lack another's memory. A writer that
@@ -114,36 +116,51 @@ def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
             if not got:
                 return done  # the holder syncs again: it finds `wanted` when it lets go
             wanted.unlink(missing_ok=True)
-            embedded, removed = _sync_vectors(index, embedder, progress, limit=limit)
+            embedded, removed = _sync_vectors(index, embedder, progress, limit=limit, view=view)
             done = (done[0] + embedded, done[1] + removed)
     return done
 
 
 def _sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
-                  limit: int | None = None) -> tuple[int, int]:
+                  limit: int | None = None, view=None) -> tuple[int, int]:
     from .vectors import VectorStore
 
     store = VectorStore(index.sidecar)
     if not rebuild:
         store.load(embedder.name, embedder.version, embedder.dim)
     bar = (lambda done, total: progress(done, total, "embedding")) if progress else None
-    return store.sync(embedder, embedding_items(index), bar, limit)  # the files as they are now, under the lock
+    # The files as they are now, under the lock: a view of an older generation is not used.
+    listing = view.sources() if view is not None and view.ix is index.open() else None
+    return store.sync(embedder, embedding_items(index, store, listing), bar, limit)
 
 
-def embedding_items(index: Index) -> Iterator[tuple[str, str, tuple[str, ...]]]:
-    """(id, content hash, texts) of every memory, one at a time: what its vectors are made from.
+def embedding_items(index: Index, known=None, listing=None) -> Iterator[tuple]:
+    """(id, content hash, texts, source) of every memory, one at a time: what its vectors are made from,
+    and the content hash of the file that was made from (VectorStore.sync).
 
     A generator, not a list: VectorStore.sync keeps only the texts it embeds, and at 100,000 memories
     a list of them all was ~200 MB on top of the warm process's peak (bench/vector_memory.py).
+    With `known` (the VectorStore being synced), a memory whose vectors were made from a file of the
+    same content gets no texts (None) and the hash it has: making every memory's texts again to check
+    them took ~10 s at 100,000 memories, which the warm process spent after every start.
+    `listing`: (id, source, a function reading the document) of each memory (search.View.sources),
+    else every document is read from the index.
     """
     from hafiza.vault.model import content_hash
 
     from .vectors import embedding_texts
 
-    for doc in index.stored():  # not documents(): a list of them all would double the peak memory
+    if listing is None:  # not documents(): a list of them all would double the peak memory
+        listing = ((doc["id"], doc.get("hash") or "", doc) for doc in index.stored())
+    for id_, source, doc in listing:
+        made = known.made_from(id_, source) if known is not None else None
+        if made is not None:
+            yield id_, made, None, source
+            continue
+        doc = doc() if callable(doc) else doc
         aliases, tags = split_field(doc.get("aliases"), ALIAS_SEPARATOR), split_field(doc.get("tags"))
         texts = embedding_texts(doc["title"], aliases, tags, doc.get("snippet") or "")
-        yield doc["id"], content_hash("\x1e".join(texts)), texts
+        yield id_, content_hash("\x1e".join(texts)), texts, source
 
 
 def main(argv: list[str]) -> int:

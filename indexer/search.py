@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import sys
 from bisect import bisect_left, bisect_right
 from typing import NamedTuple
 
@@ -19,8 +18,6 @@ from .stopwords import informative
 TEXT_FIELDS = tuple(f for f in FIELD_BOOSTS if f != "aliases")
 GATHER = 50  # candidates per channel: gather wide, cut late
 K1, B = 1.2, 0.75  # BM25 parameters (Whoosh's BM25F defaults)
-UNRANKED = ("snippet", "hash", "chars")  # stored fields a long-lived View does not keep (see load_all)
-SHARED = ("type", "scope", "status", "created", "updated", "last_used", "verified")  # few distinct values
 MAX_CACHED_POSTINGS = 4_000_000  # postings read from Whoosh (~10 bytes each) kept by a long-lived View
 
 
@@ -45,9 +42,9 @@ class View:
         """A view of Whoosh index `ix`, or of `reader` (a cold.Files) when given one."""
         self.ix = ix
         self.reader = ix.reader() if reader is None else reader
-        self._docs: dict[int, dict] = {}
+        self._docs: dict[int, dict] = {}  # read one at a time, until `load_all` makes columns of them all
+        self._columns = None
         self._aliases: dict[int, list[frozenset[str]]] = {}
-        self._numbers: dict[str, int] | None = None
         self._masks: dict[tuple, set[int]] = {}
         self._postings: dict[tuple[str, str], dict] = {}
         self._terms: dict[tuple[str, str], topk.Term] = {}
@@ -58,18 +55,34 @@ class View:
     def close(self) -> None:
         self.reader.close()
 
-    def doc(self, docnum: int) -> dict:
+    def doc(self, docnum: int):
+        """Document `docnum`'s stored fields: a dict, or once `load_all` has run a `columns.Row` that reads
+        the same."""
+        if self._columns is not None:
+            return self._columns.row(docnum)
         doc = self._docs.get(docnum)
         if doc is None:
             doc = self._docs[docnum] = self.reader.stored_fields(docnum)
         return doc
 
-    def doc_by_id(self, mem_id: str) -> dict | None:
-        if self._numbers is not None:
-            docnum = self._numbers.get(mem_id)
+    def doc_by_id(self, mem_id: str):
+        if self._columns is not None:
+            docnum = self._columns.numbers.get(mem_id)
         else:
             docnum = next(iter(self.documents("id", mem_id)), None)
         return None if docnum is None else self.doc(docnum)
+
+    def sources(self):
+        """(id, its file's content hash, a function reading its document) of every live document, from the
+        columns, so that a check of the vectors reads only the documents whose file changed
+        (refresh.embedding_items); None before `load_all`."""
+        from functools import partial
+
+        columns = self._columns
+        if columns is None:
+            return None
+        return ((id_, columns.digest(docnum), partial(self.doc, docnum))
+                for docnum, id_ in enumerate(columns.ids) if id_ is not None)
 
     def documents(self, field: str, value: str) -> list[int]:
         """The (undeleted) documents whose `field` holds `value`."""
@@ -78,31 +91,15 @@ class View:
         return list(self.reader.postings(field, value).all_ids())
 
     def load_all(self) -> None:
-        """Read every stored document at once (~90 ms at 5,000 memories); the warm process does
-        this while idle, so prompts find every document already in memory.
+        """Read every stored document once (~90 ms at 5,000 memories, ~6 s at 100,000) and keep what
+        ranking reads of it as columns (indexer/columns.py); the warm process does this while idle, so
+        prompts find every document at hand. A hit's other fields are read for the few hits a search
+        returns."""
+        if self._columns is None:
+            from .columns import Columns
 
-        Kept without what ranking does not read (the snippet, the content hash, the length) and with
-        the few distinct values of the small fields shared: at 100,000 memories the documents took
-        358 MB of the warm process as read, 205 MB so. A hit's snippet is read for the few hits a
-        search returns (`snippet`)."""
-        if self._numbers is None:
-            numbers = {}
-            for docnum, doc in self.reader.iter_docs():
-                for key in UNRANKED:
-                    doc.pop(key, None)
-                for key in SHARED:
-                    if isinstance(doc.get(key), str):
-                        doc[key] = sys.intern(doc[key])
-                self._docs[docnum] = doc
-                numbers[doc["id"]] = docnum
-            self._numbers = numbers
-
-    def snippet(self, mem_id: str, doc: dict) -> str:
-        """The stored snippet of a memory whose document `doc` is: from it, or, where `load_all` left it
-        out, from the index (one stored-fields read)."""
-        if "snippet" in doc or self._numbers is None or mem_id not in self._numbers:
-            return doc.get("snippet") or ""
-        return self.reader.stored_fields(self._numbers[mem_id]).get("snippet") or ""
+            self._columns = Columns(self.reader)
+            self._docs.clear()
 
     def leaves(self) -> list:
         """Each segment's reader, first document number and impact file (None: read from Whoosh)."""

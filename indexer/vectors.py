@@ -5,7 +5,8 @@ Two files in the vault's `.hafiza/`:
 - `vectors.npy`  (rows, dim) int16, a unit vector's components times 32767 (Q15), mapped
   read-only on load; each memory's rows are adjacent;
 - `vectors.json` the embedder (name, version, dim), the row count and encoding, a CRC-32 of the
-  rows as stored, and per memory its id, the content hash it was embedded from and how many rows.
+  rows as stored, and per memory its id, the content hash it was embedded from, how many rows, and
+  the content hash of the file those texts came from (its `source`; see `sync`).
 
 A memory scores by its best row (see `embedding_texts` for why there are several).
 
@@ -61,6 +62,10 @@ SCALE = 32767  # a unit vector's component x is stored as round(x * SCALE)
 CHUNK = 1024  # rows widened to float32 per step of a search: 2 MB at 512-d, never the whole matrix
 _READ_BYTES = 1 << 20  # per read when checking a CRC or copying the rows a write keeps
 _READ_ONLY = FILE_MODE & ~0o222
+# What a memory's `source` (its file's content hash) vouches for: texts made by this version of
+# `embedding_texts` from what the index stores. Bump it when either changes: sources of another
+# version are not trusted, and every memory's texts are made again to be checked.
+TEXTS_VERSION = 1
 _READ_ATTEMPTS = 3  # a concurrent writer renames twice; a fourth mismatch is real damage
 # What a missing, truncated or foreign file raises on the way in (the .npy header reader:
 # ValueError on a short file or a bad header; np.load of background.npy: EOFError on an empty
@@ -73,7 +78,7 @@ Progress = Callable[[int, int], None]
 class VectorStore:
     """The vectors of one vault, for one embedder at a time.
 
-    `ids`, `hashes` and `counts` are per memory; `matrix` (read-only, as stored: see `rows` for
+    `ids`, `hashes`, `counts` and `sources` are per memory; `matrix` (read-only, as stored: see `rows` for
     float32) has `sum(counts)` rows, a memory's rows starting at `starts[i]`.
     """
 
@@ -90,6 +95,7 @@ class VectorStore:
         self.ids: list[str] = []
         self.hashes: list[str] = []
         self.counts: list[int] = []
+        self.sources: list[str] = []  # "" where unknown (an earlier sidecar)
         self.starts = np.zeros(0, dtype=np.intp)
         self.matrix = np.zeros((0, dim), dtype=STORED)
         self._index: dict[str, int] = {}
@@ -97,9 +103,10 @@ class VectorStore:
         self._on_disk = False  # whether the files hold exactly this state
         self.upgraded_from: int | None = None  # the earlier format read by converting it (doctor asks)
 
-    def _set(self, ids: list[str], hashes: list[str], counts: list[int], matrix: np.ndarray,
+    def _set(self, ids: list[str], hashes: list[str], counts: list[int], sources: list[str], matrix: np.ndarray,
              file: _RowsFile | None) -> None:
         self.ids, self.hashes, self.counts, self.matrix, self._file = ids, hashes, counts, matrix, file
+        self.sources = sources
         self.starts = np.cumsum([0, *counts[:-1]], dtype=np.intp) if counts else np.zeros(0, dtype=np.intp)
         self._index = {id_: i for i, id_ in enumerate(ids)}
         self._on_disk = file is not None
@@ -124,7 +131,7 @@ class VectorStore:
             except DAMAGE:
                 return False  # missing or unreadable: rebuild
             if found is not None:
-                self._set(meta["ids"], meta["hashes"], meta["counts"], *found)
+                self._set(meta["ids"], meta["hashes"], meta["counts"], _sources(meta), *found)
                 if meta["format"] != _FORMAT:
                     self.upgraded_from = meta["format"]
                     self.notice(f"{self.dir / VECTORS} holds float32 vectors of an earlier hafiza (format "
@@ -154,9 +161,15 @@ class VectorStore:
     def _stale(self, id_: str, hash_: str) -> bool:
         return id_ not in self._index or self.hashes[self._index[id_]] != hash_
 
-    def sync(self, embedder: Embedder, items: Iterable[tuple[str, str, str | Sequence[str]]],
-             progress: Progress | None = None, limit: int | None = None) -> tuple[int, int]:
-        """Make the store hold exactly `items` (id, content_hash, text or texts), and save it.
+    def made_from(self, id_: str, source: str) -> str | None:
+        """The content hash of memory `id_`'s texts when its vectors were made from a file whose content hash is
+        `source` (so its texts need not be made again to be checked); None when that is not known."""
+        at = self._index.get(id_)
+        return self.hashes[at] if at is not None and source and self.sources[at] == source else None
+
+    def sync(self, embedder: Embedder, items: Iterable[tuple], progress: Progress | None = None,
+             limit: int | None = None) -> tuple[int, int]:
+        """Make the store hold exactly `items` (id, content_hash, text or texts[, source]), and save it.
 
         Diffs against what the store holds now: call `load` first to reuse
         the vectors on disk; without it (or after a failed load) everything
@@ -166,32 +179,41 @@ class VectorStore:
         each batch of embeddings. Returns (embedded, removed); a changed
         memory counts as embedded, not removed. With `limit`, more than that
         many to embed does nothing at all (returns (0, 0)).
+
+        An item's `source` (the content hash of the file its texts came from) is stored with its
+        vectors, so that a later check of an unchanged file can skip making its texts (`made_from`);
+        such an item may bring no texts (None): it must not be stale.
         """
         key = (embedder.name, embedder.version, embedder.dim)
         if self.embedder != key:  # vectors of another embedder are not comparable
             self._clear(*key)
         self._reload_if_rewritten()
-        wanted: set[str] = set()
-        todo: list[tuple[str, str, list[str]]] = []
-        for id_, hash_, texts in items:  # streamed: only the texts to embed are kept (at 100,000 all were 200 MB)
+        wanted: dict[str, str] = {}  # id -> source
+        todo: list[tuple[str, str, list[str], str]] = []
+        for id_, hash_, texts, *source in items:  # streamed: only the texts to embed are kept (at 100,000 all were 200 MB)
             if id_ in wanted:
                 continue
-            wanted.add(id_)
+            wanted[id_] = source = source[0] if source else ""
             if self._stale(id_, hash_):
-                todo.append((id_, hash_, [texts] if isinstance(texts, str) else list(texts)))
-        stale = {id_ for id_, _, _ in todo}
+                todo.append((id_, hash_, [texts] if isinstance(texts, str) else list(texts), source))
+        stale = {id_ for id_, _, _, _ in todo}
         keep = [i for i, id_ in enumerate(self.ids) if id_ in wanted and id_ not in stale]
         if limit is not None and len(todo) > limit:
             return 0, 0
-        removed = len(self.ids) - len(keep) - sum(1 for id_, _, _ in todo if id_ in self._index)
+        removed = len(self.ids) - len(keep) - sum(1 for id_, _, _, _ in todo if id_ in self._index)
+        kept_sources = [wanted[self.ids[i]] or self.sources[i] for i in keep]
         if not todo and len(keep) == len(self.ids) and self._on_disk:
+            if kept_sources != self.sources:  # files changed where their texts did not (usage counts): the json only
+                self._write_meta(self.ids, self.hashes, self.counts, kept_sources, self._file)
+                self.sources = kept_sources
             return 0, 0
-        fresh = _embed_all(embedder, [text for _, _, texts in todo for text in texts], progress)
-        ids = [self.ids[i] for i in keep] + [id_ for id_, _, _ in todo]
-        hashes = [self.hashes[i] for i in keep] + [h for _, h, _ in todo]
-        counts = [self.counts[i] for i in keep] + [len(t) for _, _, t in todo]
-        matrix, file = self._write(ids, hashes, counts, chain(self._kept(keep), [fresh]))
-        self._set(ids, hashes, counts, matrix, file)
+        fresh = _embed_all(embedder, [text for _, _, texts, _ in todo for text in texts], progress)
+        ids = [self.ids[i] for i in keep] + [id_ for id_, _, _, _ in todo]
+        hashes = [self.hashes[i] for i in keep] + [h for _, h, _, _ in todo]
+        counts = [self.counts[i] for i in keep] + [len(t) for _, _, t, _ in todo]
+        sources = kept_sources + [source for _, _, _, source in todo]
+        matrix, file = self._write(ids, hashes, counts, sources, chain(self._kept(keep), [fresh]))
+        self._set(ids, hashes, counts, sources, matrix, file)
         return len(todo), removed
 
     def _kept(self, keep: list[int]) -> Iterator[np.ndarray]:
@@ -204,7 +226,7 @@ class VectorStore:
                 # From the file, not the map: copying through the map would page it all into this process.
                 yield self._file.read(at, end) if self._file is not None else self.matrix[at:end]
 
-    def _write(self, ids: list[str], hashes: list[str], counts: list[int],
+    def _write(self, ids: list[str], hashes: list[str], counts: list[int], sources: list[str],
                blocks: Iterable[np.ndarray]) -> tuple[np.ndarray, _RowsFile]:
         """Rows first, then the json that vouches for them (CRC and count); the rows written, mapped."""
         name, version, dim = self.embedder
@@ -224,14 +246,24 @@ class VectorStore:
             wrote.update(crc=crc, inode=(st.st_dev, st.st_ino))
 
         atomic_write(self.dir / VECTORS, write_rows, mode=_READ_ONLY)
-        file = _RowsFile.open(self.dir / VECTORS, rows, dim, STORED)
+        file = _RowsFile.open(self.dir / VECTORS, rows, dim, STORED, crc=wrote["crc"])
         if file.inode != wrote["inode"]:  # sync_vectors' lock keeps writers apart; without it, the json must not lie
             raise ValueError(f"{VECTORS} was replaced by another writer while this one wrote it")
+        self._write_meta(ids, hashes, counts, sources, file)
+        return file.map(), file
+
+    def _write_meta(self, ids: list[str], hashes: list[str], counts: list[int], sources: list[str],
+                    file: _RowsFile) -> None:
+        """The json that vouches for the rows `file` holds (which must be the file on disk)."""
+        st = os.stat(self.dir / VECTORS)
+        if (st.st_dev, st.st_ino) != file.inode or not file.unchanged():
+            raise ValueError(f"{VECTORS} was replaced by another writer while this one wrote it")
+        name, version, dim = self.embedder
         meta = {"format": _FORMAT, "embedder": name, "version": version, "dim": dim, "dtype": STORED.str,
-                "scale": SCALE, "rows": rows, "crc32": wrote["crc"], "ids": ids, "hashes": hashes, "counts": counts}
+                "scale": SCALE, "rows": file.rows, "crc32": file.checked, "ids": ids, "hashes": hashes,
+                "counts": counts, "sources": sources, "texts": TEXTS_VERSION}
         data = json.dumps(meta, ensure_ascii=False).encode("utf-8")
         atomic_write(self.dir / META, lambda f: f.write(data))
-        return file.map(), file
 
     # ---------------------------------------------------------------- search
 
@@ -254,8 +286,9 @@ class _RowsFile:
     """An open rows file, checked against its json: what a store maps, reads kept rows from, and
     looks at (fstat) before each search."""
 
-    def __init__(self, fd: int, rows: int, dim: int, dtype: np.dtype):
+    def __init__(self, fd: int, rows: int, dim: int, dtype: np.dtype, crc: int | None = None):
         self.fd, self.rows, self.dim, self.dtype = fd, rows, dim, dtype
+        self.checked = crc  # the rows' CRC, once it is known to match
         st = os.fstat(fd)
         self.inode, self.stamp = (st.st_dev, st.st_ino), (st.st_size, st.st_mtime_ns)
         with open(fd, "rb", buffering=0, closefd=False) as fh:
@@ -273,10 +306,10 @@ class _RowsFile:
         weakref.finalize(self, os.close, fd)  # only now: until here, open() closes it
 
     @classmethod
-    def open(cls, path: Path, rows: int, dim: int, dtype: np.dtype) -> _RowsFile:
+    def open(cls, path: Path, rows: int, dim: int, dtype: np.dtype, crc: int | None = None) -> _RowsFile:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
-            return cls(fd, rows, dim, dtype)
+            return cls(fd, rows, dim, dtype, crc)
         except BaseException:
             os.close(fd)
             raise
@@ -314,6 +347,7 @@ def _map_rows(path: Path, rows: int, dim: int, crc: int) -> tuple[np.ndarray, _R
     file = _RowsFile.open(path, rows, dim, STORED)
     if file.crc() != crc or not file.unchanged():
         return None
+    file.checked = crc
     return file.map(), file
 
 
@@ -383,6 +417,16 @@ def _meta_matches(meta, name: str, version: str, dim: int) -> bool:
             and len(ids) == len(hashes) == len(counts) and len(set(ids)) == len(ids)
             and all(isinstance(c, int) and c > 0 for c in counts) and sum(counts) == meta.get("rows")
             and isinstance(meta.get("crc32"), int))
+
+
+def _sources(meta: dict) -> list[str]:
+    """Each memory's source as the json records it: "" for all where it records none (a sidecar of an earlier
+    version), or none that this version of the texts can trust."""
+    sources = meta.get("sources")
+    if (meta.get("texts") != TEXTS_VERSION or not isinstance(sources, list) or len(sources) != len(meta["ids"])
+            or not all(isinstance(s, str) for s in sources)):
+        return [""] * len(meta["ids"])
+    return sources
 
 
 def _runs(spans: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:

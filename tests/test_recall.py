@@ -383,13 +383,13 @@ def test_writers_in_several_processes_leave_each_memory_with_the_rows_of_its_tex
     assert len(items) == 12
     store = VectorStore(vault.root / ".hafiza")
     e = HashEmbedder()
-    assert store.load(e.name, e.version, e.dim) and sorted(store.ids) == sorted(i for i, _, _ in items)
+    assert store.load(e.name, e.version, e.dim) and sorted(store.ids) == sorted(i for i, *_ in items)
     assert store.stale(items) == []
-    for id_, _, texts in items:
+    for id_, _, texts, _ in items:
         at = store.ids.index(id_)
         rows = store.rows(int(store.starts[at]), int(store.starts[at]) + store.counts[at])
         assert np.allclose(rows, e.embed(list(texts)), atol=2e-5), id_
-    assert "Rewritten 3" in " ".join(dict((i, t) for i, _, t in items)["m3"])
+    assert "Rewritten 3" in " ".join(dict((i, t) for i, _, t, _ in items)["m3"])
 
 
 def test_vectors_of_another_embedder_are_not_used_and_search_says_so(hybrid, vault):
@@ -404,14 +404,14 @@ def test_vectors_of_another_embedder_are_not_used_and_search_says_so(hybrid, vau
     assert "staging" in out.stdout and not out.stderr
 
 
-def test_a_prepared_view_keeps_documents_without_snippets_and_hits_still_carry_them(vault):
-    # The warm process reads every document once (prepare) and keeps it without what ranking does not
-    # read; the few hits a search returns get their snippet from the index.
+def test_a_prepared_view_keeps_no_document_whole_and_hits_still_carry_snippets(vault):
+    # The warm process reads every document once (prepare) and keeps what ranking reads of it as columns
+    # (indexer/columns.py); the few hits a search returns get their snippet from the index.
     vault.remember("Deploy to production only from main, after CI is green.", title="Production deploys")
     cold = Recall(vault.root).search("production deploys main")
     warm = Recall(vault.root)
     warm.prepare()
-    assert all("snippet" not in doc for doc in warm.view()._docs.values())
+    assert warm.view()._docs == {} and warm.view()._columns is not None
     assert [h.snippet for h in warm.search("production deploys main")] == [h.snippet for h in cold]
     assert cold[0].snippet.startswith("Deploy to production only from main")
 
