@@ -39,7 +39,7 @@ COMMANDS = {
 MODULE_OF = {command: module for module, commands in COMMANDS.items() for command in commands}
 
 
-def _top(ctx, **_):
+def _top():  # only its docstring is used: the top help's description
     """hafiza: long-term memory for AI coding agents, in a git-backed markdown vault."""
 
 
@@ -80,6 +80,16 @@ def find(words: list[str]) -> tuple[Command | None, list[str]]:
     return found, rest
 
 
+def parse(words: list[str]):
+    """`words` (a command, its subcommands, their arguments) parsed by the parser of the command they name,
+    which is the only one built. A command's options and arguments may come in any order (`import
+    claude-code --scope global shop`), as they could with click, which argparse's plain parse does not do."""
+    found, rest = find(words)
+    prog = " ".join(["hafiza", *words[:len(words) - len(rest)]])
+    parser = found.parser(prog)
+    return parser.parse_args(rest) if found.subcommands else parser.parse_intermixed_args(rest)
+
+
 def _parser(with_commands: bool = False) -> Parser:
     parser = Parser(prog="hafiza", description=cli.help, add_help=False,
                     usage="hafiza [-h] [--version] [--vault FOLDER] COMMAND ...",
@@ -116,8 +126,7 @@ def run(argv: list[str]) -> None:
         sys.exit(0 if top.help else 2)
     if top.command not in MODULE_OF:
         _parser().error(f"no such command {top.command!r}")
-    chosen = command(top.command)
-    parsed = chosen.parser(f"hafiza {top.command}").parse_args(top.args)
+    parsed = parse([top.command, *top.args])
     from hafiza.vault.paths import resolve_vault
 
     ctx = Context(resolve_vault(top.vault))

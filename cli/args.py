@@ -10,7 +10,6 @@ one-line summaries, colour only on a terminal, an editor for `hafiza edit`, a pr
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import sys
 
@@ -70,8 +69,10 @@ def lower(text: str) -> str:
     return text.lower()
 
 
-def date_value(text: str) -> dt.date:
+def date_value(text: str):
     """An argument type: YYYY-MM-DD to a date."""
+    import datetime as dt
+
     try:
         return dt.date.fromisoformat(text)
     except ValueError:
@@ -96,7 +97,7 @@ def binary_input(text: str):
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's help, with the docstrings' line breaks kept and `Usage:` as click wrote it."""
+    """argparse's help, with the docstrings' line breaks kept and `Usage:` capitalised as it always was."""
 
     def add_usage(self, usage, actions, groups, prefix=None):
         super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
@@ -121,8 +122,9 @@ class Command:
     its own prints its help then.
     """
 
-    def __init__(self, function, name: str, params=(), bare: bool = True):
-        self.function, self.name, self.params = function, name, tuple(params)
+    def __init__(self, function, name: str | None, params=(), bare: bool = True):
+        self.function, self.params = function, tuple(params)
+        self.name = name or function.__name__.rstrip("_")
         self.bare = bare  # whether the function runs when no subcommand is given
         self.subcommands: dict[str, Command] = {}
 
@@ -143,9 +145,9 @@ class Command:
         return sentence if len(sentence) <= 90 else sentence[:88].rsplit(" ", 1)[0] + " ..."
 
     def command(self, *params, name: str | None = None):
-        """Register the decorated function as a subcommand (named after it, without a trailing `_`)."""
+        """Register the decorated function as a subcommand, named `name` or after the function (`list_`: list)."""
         def register(function):
-            found = Command(function, name or function.__name__.rstrip("_").replace("_", "-"), params)
+            found = Command(function, name, params)
             self.subcommands[found.name] = found
             return function
 
@@ -154,7 +156,7 @@ class Command:
     def group(self, *params, name: str | None = None, bare: bool = False):
         """Register the decorated function as a group of subcommands; `bare`: it runs when none is given."""
         def register(function):
-            found = Command(function, name or function.__name__.rstrip("_"), params, bare=bare)
+            found = Command(function, name, params, bare)
             self.subcommands[found.name] = found
             return found
 

@@ -4,6 +4,7 @@ import contextlib
 import importlib
 import io
 import json
+import os
 import pkgutil
 import re
 import subprocess
@@ -76,7 +77,17 @@ def test_only_the_invoked_commands_parser_is_built(monkeypatch):
     real = Command.parser
     monkeypatch.setattr(Command, "parser", lambda self, prog, parser=None: built.append(prog) or real(self, prog, parser))
     assert in_process("fact", "show", "--help")[0] == 0
-    assert built == ["hafiza fact", "hafiza fact set", "hafiza fact show", "hafiza fact history", "hafiza fact list"]
+    assert built == ["hafiza fact show"]
+    assert in_process("fact", "--help")[0] == 0  # a group's help lists its subcommands: their parsers too
+    assert built[1:] == ["hafiza fact", "hafiza fact set", "hafiza fact show", "hafiza fact history",
+                         "hafiza fact list"]
+
+
+def test_options_and_arguments_come_in_any_order(vault):
+    run_cli("remember", "--type", "rule", "Deploys only from main.", "--id", "deploys", "--tag", "ci")
+    run_cli("alias", "deploys", "canliya cikis", "--reason", "Turkish", "yayina alma")
+    assert vault.get("deploys").aliases == ["canliya cikis", "yayina alma"]
+    assert vault.get("deploys").tags == ["ci"] and vault.get("deploys").type == "rule"
 
 
 def error_line(proc) -> str:
@@ -639,3 +650,51 @@ def test_fold_and_used_through_the_cli(listed):
     assert run_cli("used", "pnpm", "deploy").stdout.strip() == "recorded use of 2 memories"
     assert run_cli("fold").stdout.strip() == "folded usage of 2 memories"
     assert Vault(listed.root).get("deploy").used == 1
+
+
+# ---- what click drew for us: colour and progress, on a terminal only
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    from hafiza.cli.args import style
+
+    main, other = os.openpty()
+    with open(other, "w") as terminal, open(os.devnull, "w") as pipe:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+        assert style("FAIL", fg="red", stream=terminal) == "\x1b[31mFAIL\x1b[0m"
+        assert style("id", bold=True, stream=terminal) == "\x1b[1mid\x1b[0m"
+        assert style("FAIL", fg="red", stream=pipe) == "FAIL"
+        monkeypatch.setenv("NO_COLOR", "1")
+        assert style("FAIL", fg="red", stream=terminal) == "FAIL"
+    os.close(main)
+
+
+def test_the_progress_bar_draws_on_stderr_once_per_percent(capsys):
+    from hafiza.cli.args import Bar
+
+    bar = Bar("indexing", 200)
+    for done in range(0, 201):
+        bar.update(done)
+    err = capsys.readouterr().err
+    assert err.count("\r") == 101 and err.endswith("\rindexing [" + "#" * 36 + "] 100%  200/200\n")
+    assert "\rindexing [" + "#" * 18 + "-" * 18 + "]  50%  100/200" in err
+
+
+def test_reindex_draws_a_progress_bar_on_a_terminal_only(vault):
+    vault.import_many([{"text": f"Note {n} about the queue workers."} for n in range(60)], source="import:test")
+    assert run_cli("reindex").stderr == ""
+    main, other = os.openpty()
+    proc = subprocess.run([sys.executable, "-m", "hafiza.cli.main", "reindex"], stdout=subprocess.PIPE,
+                          stderr=other, timeout=120)
+    os.close(other)
+    drawn = b""
+    while chunk := _read(main):
+        drawn += chunk
+    os.close(main)
+    assert proc.returncode == 0 and b"indexing [" in drawn and b"100%  60/60" in drawn
+
+
+def _read(fd) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the terminal's other end is closed and all was read
+        return b""

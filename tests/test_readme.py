@@ -114,10 +114,12 @@ def synopsis_problems(text: str) -> list[str]:
     problems = [f"`{text}`: no option {opt}" for opt in given if opt not in known]
     placeholder = re.search(r"[<>\[\]|…]|\.\.\.|\b[A-Z]{2,}\b", " ".join(rest))
     if not problems and not placeholder:
+        from hafiza.cli.app import parse
+
         stderr = io.StringIO()
         try:
             with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-                command.parser("hafiza").parse_args(rest)
+                parse(words)
         except SystemExit as exc:
             if exc.code:
                 problems.append(f"`{text}`: {stderr.getvalue().splitlines()[-1]}")
