@@ -7,7 +7,6 @@ commands that need them, so `hafiza search` starts fast.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from functools import cached_property
@@ -87,7 +86,9 @@ def parse(words: list[str]):
     found, rest = find(words)
     prog = " ".join(["hafiza", *words[:len(words) - len(rest)]])
     parser = found.parser(prog)
-    return parser.parse_args(rest) if found.subcommands else parser.parse_intermixed_args(rest)
+    if found.subcommands or "--" in rest:  # Python 3.11's intermixed parse reads what follows `--` as options
+        return parser.parse_args(rest)
+    return parser.parse_intermixed_args(rest)
 
 
 def _parser(with_commands: bool = False) -> Parser:
@@ -100,8 +101,16 @@ def _parser(with_commands: bool = False) -> Parser:
     parser.add_argument("--vault", type=folder, metavar="FOLDER",
                         help="Vault folder (default: $HAFIZA_VAULT, then ~/.local/share/hafiza/vault).")
     parser.add_argument("command", nargs="?", metavar="COMMAND", help="one of the commands below")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)  # the command's own
     return parser
+
+
+def _split(argv: list[str]) -> int:
+    """Where the command starts: after hafiza's own options (`--vault FOLDER`, `--vault=FOLDER`, -h...). The
+    rest goes to the command's parser untouched; argparse's REMAINDER would drop a `--` the command needs."""
+    at = 0
+    while at < len(argv) and argv[at].startswith("-"):
+        at += 2 if argv[at] == "--vault" else 1
+    return at
 
 
 def _commands_help() -> str:
@@ -120,13 +129,14 @@ def _commands_help() -> str:
 def run(argv: list[str]) -> None:
     """Parse `argv`, run the command, and turn every HafizaError, and an OS failure such as a full disk,
     into one `Error: ...` line and an exit code; no tracebacks."""
-    top = _parser().parse_args(argv)
+    at = _split(argv)
+    top = _parser().parse_args(argv[:at + 1])
     if top.help or top.command is None:
         _parser(with_commands=True).print_help(sys.stdout if top.help else sys.stderr)
         sys.exit(0 if top.help else 2)
     if top.command not in MODULE_OF:
         _parser().error(f"no such command {top.command!r}")
-    parsed = parse([top.command, *top.args])
+    parsed = parse(argv[at:])
     from hafiza.vault.paths import resolve_vault
 
     ctx = Context(resolve_vault(top.vault))

@@ -21,11 +21,12 @@ class UsageError(Exception):
 def arg(*names: str, **options) -> tuple:
     """One argument, as `ArgumentParser.add_argument` takes it. A positional is shown in capitals (QUERY),
     an option's default at the end of its help."""
+    takes_value = options.get("action") in (None, "append")
     if not names[0].startswith("-"):
         options.setdefault("metavar", names[0].upper())
-    elif options.get("action", "append") == "append" and "choices" not in options:
+    elif takes_value and "choices" not in options:  # named after the option: `--id ID`, not the dest's `ID_`
         long = next((n for n in names if n.startswith("--")), names[0])
-        options.setdefault("metavar", long.lstrip("-").upper().replace("-", "_"))  # --id ID, not ID_
+        options.setdefault("metavar", long.lstrip("-").upper().replace("-", "_"))
     default = options.get("default")
     if options.get("help") and default not in (None, False, [], ()) and "action" not in options:
         options["help"] += f" [default: {default}]"
