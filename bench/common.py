@@ -45,7 +45,7 @@ def use_code(dest: Path) -> None:
 
 def installed_python(folder: Path) -> str:
     """An interpreter that starts as one with hafiza installed from a wheel does: a new venv whose only
-    .pth file adds this venv's site-packages (click, Whoosh, numpy...) to the path without running the
+    .pth file adds this venv's site-packages (Whoosh, numpy...) to the path without running the
     .pth files there. Of those, the editable install's finder costs about as much again as the
     interpreter's start (it imports pathlib, re and fnmatch at startup): a cost of developers' checkouts,
     not of users' installs, and one that would flatter every ratio to `python -c pass`. hafiza itself

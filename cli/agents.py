@@ -6,15 +6,16 @@ import os
 import sys
 import time
 
-import click
+from hafiza.vault.errors import HafizaError
 
-from .app import cli, emit, open_vault, settings_of
+from .app import cli, emit, open_vault
+from .args import arg, flag
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
-@click.argument("client")
-@click.argument("event")
-@click.pass_context
+@cli.command(
+    arg("client"),
+    arg("event"),
+)
 def hook(ctx, client, event):
     """Run a client's hook: read its JSON on stdin, print what to inject.
 
@@ -24,7 +25,7 @@ def hook(ctx, client, event):
     """
     from hafiza.hooks.entry import main
 
-    sys.exit(main([client, event], environ={**os.environ, "HAFIZA_VAULT": str(ctx.obj)}))
+    sys.exit(main([client, event], environ={**os.environ, "HAFIZA_VAULT": str(ctx.root)}))
 
 
 @cli.group()
@@ -32,64 +33,63 @@ def daemon():
     """The warm recall process: status, start, stop."""
 
 
-@daemon.command("status")
-@click.option("--json", "as_json", is_flag=True, help="JSON object.")
-@click.pass_context
+@daemon.command(
+    flag("--json", "as_json", help="JSON object."),
+    name="status",
+)
 def daemon_status(ctx, as_json):
     """Show whether the warm recall process runs for this vault."""
     from hafiza.hooks import wire
 
-    vault = open_vault(ctx.parent)
+    vault = open_vault(ctx)
     reply = wire.ask(vault.root, {"op": "status"})
     if as_json:
         emit(reply or {"running": False})
         return
     if reply is None:
-        click.echo("not running (hooks fall back to keyword recall and start it)")
+        print("not running (hooks fall back to keyword recall and start it)")
         return
     up = time.time() - reply["started"]
-    click.echo(f"running: pid {reply['pid']}, mode {reply['mode']}, up {up / 60:.1f} min, "
-               f"{reply['served']} requests, memory {reply.get('resident_mb', reply['rss_mb'])} MB "
-               f"(peak {reply['rss_mb']} MB, cap {reply.get('cap_mb', '?')} MB)")
+    print(f"running: pid {reply['pid']}, mode {reply['mode']}, up {up / 60:.1f} min, "
+          f"{reply['served']} requests, memory {reply.get('resident_mb', reply['rss_mb'])} MB "
+          f"(peak {reply['rss_mb']} MB, cap {reply.get('cap_mb', '?')} MB)")
     if reply["mode"] == "hybrid" and not reply.get("vectors"):
-        click.echo("no usable vectors: recall is keyword-only until `hafiza reindex`")
+        print("no usable vectors: recall is keyword-only until `hafiza reindex`")
 
 
-@daemon.command("start")
-@click.pass_context
+@daemon.command(name="start")
 def daemon_start(ctx):
     """Start the warm recall process in the background (hooks also do this on their own)."""
     from hafiza.hooks import wire
 
-    vault = open_vault(ctx.parent)
+    vault = open_vault(ctx)
     if wire.ask(vault.root, {"op": "ping"}) is not None:
-        click.echo("already running")
+        print("already running")
         return
     wire.spawn(vault.root)
     for _ in range(100):
         time.sleep(0.1)
         if wire.ask(vault.root, {"op": "ping"}) is not None:
-            click.echo("started")
+            print("started")
             return
-    raise click.ClickException("the warm process did not come up within 10 s; see .hafiza/hooks.log")
+    raise HafizaError("the warm process did not come up within 10 s; see .hafiza/hooks.log")
 
 
-@daemon.command("stop")
-@click.pass_context
+@daemon.command(name="stop")
 def daemon_stop(ctx):
     """Stop the warm recall process."""
     from hafiza.hooks import wire
 
-    vault = open_vault(ctx.parent)
+    vault = open_vault(ctx)
     reply = wire.ask(vault.root, {"op": "stop"})
-    click.echo(f"stopped pid {reply['pid']}" if reply else "not running")
+    print(f"stopped pid {reply['pid']}" if reply else "not running")
 
 
-@cli.command()
-@click.option("--project", help="Project whose rules join the global ones (default: the cwd's git repo).")
-@click.option("--cap", type=int, help="Character budget (default $HAFIZA_PROFILE_CHARS or 2200).")
-@click.option("--json", "as_json", is_flag=True, help="JSON with the text and every line in or out.")
-@click.pass_context
+@cli.command(
+    arg("--project", help="Project whose rules join the global ones (default: the cwd's git repo)."),
+    arg("--cap", type=int, help="Character budget (default $HAFIZA_PROFILE_CHARS or 2200)."),
+    flag("--json", "as_json", help="JSON with the text and every line in or out."),
+)
 def profile(ctx, project, cap, as_json):
     """Show the session-start profile: what is in, what was left out and why."""
     from hafiza.indexer.index import Index
@@ -97,13 +97,13 @@ def profile(ctx, project, cap, as_json):
     from hafiza.vault.paths import project_of
 
     vault = open_vault(ctx)
-    result = build_profile(Index(vault.root), vault.root, project or project_of(), cap or settings_of(ctx).profile_chars)
+    result = build_profile(Index(vault.root), vault.root, project or project_of(), cap or ctx.settings.profile_chars)
     if as_json:
         emit(result.to_json())
         return
-    click.echo(result.text or "(empty profile: no identity or rule memories, no profile.md)")
+    print(result.text or "(empty profile: no identity or rule memories, no profile.md)")
     left = [line for line in result.lines if not line.included]
     if left:
-        click.echo(f"\nleft out ({len(left)}):")
+        print(f"\nleft out ({len(left)}):")
         for line in left:
-            click.echo(f"  - {line.id or 'profile.md'}: {line.reason}")
+            print(f"  - {line.id or 'profile.md'}: {line.reason}")

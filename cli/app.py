@@ -1,4 +1,5 @@
-"""The command group and what every command shares: the vault, output, progress bars.
+"""The command line's top: `hafiza [--vault FOLDER] COMMAND ...`, what every command shares (the vault,
+output, progress bars), and the one place errors become messages.
 
 Heavy modules (PyYAML, numpy, Whoosh) are imported inside the
 commands that need them, so `hafiza search` starts fast.
@@ -8,15 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import cached_property
 from pathlib import Path
-
-import click
 
 from hafiza.vault import __version__
 from hafiza.vault.errors import HafizaError
 
-SETTINGS, VAULTS = "hafiza.settings", "hafiza.vaults"  # keys in click's ctx.meta
-
+from .args import Bar, Command, Parser, UsageError, err, folder
 
 # Each command's module, imported only when that command runs: importing all of them (and what they
 # import) cost every command ~40 ms before it did anything. tests/test_cli.py checks this map.
@@ -39,33 +38,132 @@ COMMANDS = {
 MODULE_OF = {command: module for module, commands in COMMANDS.items() for command in commands}
 
 
-class HafizaGroup(click.Group):
-    """Loads a command's module when it is asked for, and turns every HafizaError, and an OS failure
-    such as a full disk, into one `Error: ...` line and an exit code; no tracebacks."""
+def _top():  # only its docstring is used: the top help's description
+    """hafiza: long-term memory for AI coding agents, in a git-backed markdown vault."""
 
-    def get_command(self, ctx, name):
-        if name not in self.commands and name in MODULE_OF:
-            import importlib
 
-            importlib.import_module(f"hafiza.cli.{MODULE_OF[name]}")
-        return super().get_command(ctx, name)
+cli = Command(_top, "hafiza")  # every command module registers its commands here when it is imported
 
-    def list_commands(self, ctx):
-        return sorted(set(super().list_commands(ctx)) | set(MODULE_OF))
 
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except HafizaError as exc:
-            err = click.ClickException(exc.message)
-            err.exit_code = exc.exit_code
-            raise err from None
-        except OSError as exc:
-            raise click.ClickException(os_message(exc)) from None
-        finally:  # what the command's writes noticed: a placeholder key kept, a symlink skipped, the index
-            for vault in ctx.meta.get(VAULTS, ()):
-                for line in vault.warnings:
-                    click.echo(f"warning: {line}", err=True)
+class Context:
+    """What a command is given: the vault folder, the settings, and the vaults it opened (whose warnings
+    are printed when it ends)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.vaults: list = []
+
+    @cached_property
+    def settings(self):
+        """The environment, read here and passed on (hafiza.indexer.config)."""
+        from hafiza.indexer.config import settings
+
+        return settings()
+
+
+def command(name: str) -> Command:
+    """The command `name`, its module imported."""
+    import importlib
+
+    importlib.import_module(f"hafiza.cli.{MODULE_OF[name]}")
+    return cli.subcommands[name]
+
+
+def find(words: list[str]) -> tuple[Command | None, list[str]]:
+    """(the command or subcommand that `hafiza WORDS...` names, the words left for it); None for no command."""
+    if not words or words[0] not in MODULE_OF:
+        return None, words
+    found, rest = command(words[0]), words[1:]
+    while rest and rest[0] in found.subcommands:
+        found, rest = found.subcommands[rest[0]], rest[1:]
+    return found, rest
+
+
+def parse(words: list[str]):
+    """`words` (a command, its subcommands, their arguments) parsed by the parser of the command they name,
+    which is the only one built. A command's options and arguments may come in any order (`import
+    claude-code --scope global shop`), as they could with click, which argparse's plain parse does not do."""
+    found, rest = find(words)
+    prog = " ".join(["hafiza", *words[:len(words) - len(rest)]])
+    parser = found.parser(prog)
+    if found.subcommands or "--" in rest:  # Python 3.11's intermixed parse reads what follows `--` as options
+        return parser.parse_args(rest)
+    return parser.parse_intermixed_args(rest)
+
+
+def _parser(with_commands: bool = False) -> Parser:
+    parser = Parser(prog="hafiza", description=cli.help, add_help=False,
+                    usage="hafiza [-h] [--version] [--vault FOLDER] COMMAND ...",
+                    epilog=_commands_help() if with_commands else None)
+    parser.add_argument("-h", "--help", action="store_true", help="show this help message and exit")
+    parser.add_argument("--version", action="version", version=f"%(prog)s, version {__version__}",
+                        help="show the version and exit")
+    parser.add_argument("--vault", type=folder, metavar="FOLDER",
+                        help="Vault folder (default: $HAFIZA_VAULT, then ~/.local/share/hafiza/vault).")
+    parser.add_argument("command", nargs="?", metavar="COMMAND", help="one of the commands below")
+    return parser
+
+
+def _split(argv: list[str]) -> int:
+    """Where the command starts: after hafiza's own options (`--vault FOLDER`, `--vault=FOLDER`, -h...). The
+    rest goes to the command's parser untouched; argparse's REMAINDER would drop a `--` the command needs."""
+    at = 0
+    while at < len(argv) and argv[at].startswith("-"):
+        at += 2 if argv[at] == "--vault" else 1
+    return at
+
+
+def _commands_help() -> str:
+    """Every command with its summary: the one time all command modules are imported."""
+    import shutil
+    import textwrap
+
+    width = max(shutil.get_terminal_size().columns, 60) - 2
+    lines = ["commands (`hafiza COMMAND -h` for each one's help):"]
+    for name in sorted(MODULE_OF):
+        lines.append(textwrap.fill(command(name).summary, width, initial_indent=f"  {name:<11} ",
+                                   subsequent_indent=" " * 14))
+    return "\n".join(lines)
+
+
+def run(argv: list[str]) -> None:
+    """Parse `argv`, run the command, and turn every HafizaError, and an OS failure such as a full disk,
+    into one `Error: ...` line and an exit code; no tracebacks."""
+    at = _split(argv)
+    top = _parser().parse_args(argv[:at + 1])
+    if top.help or top.command is None:
+        _parser(with_commands=True).print_help(sys.stdout if top.help else sys.stderr)
+        sys.exit(0 if top.help else 2)
+    if top.command not in MODULE_OF:
+        _parser().error(f"no such command {top.command!r}")
+    parsed = parse(argv[at:])
+    from hafiza.vault.paths import resolve_vault
+
+    ctx = Context(resolve_vault(top.vault))
+    message, code = None, 1
+    try:
+        parsed.command.call(ctx, parsed)
+        sys.stdout.flush()
+    except UsageError as exc:
+        parsed.parser.error(str(exc))
+    except HafizaError as exc:
+        message, code = exc.message, exc.exit_code
+    except BrokenPipeError:  # `hafiza list | head`: the reader has gone; nothing to say to it
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+    except OSError as exc:
+        message = os_message(exc)
+    except KeyboardInterrupt:
+        message = "interrupted"
+    finally:  # what the command's writes noticed: a placeholder key kept, a symlink skipped, the index
+        for vault in ctx.vaults:
+            for line in vault.warnings:
+                err(f"warning: {line}")
+    if message is not None:
+        err(f"Error: {message}")
+        sys.exit(code)
 
 
 def os_message(exc: OSError) -> str:
@@ -80,58 +178,37 @@ def os_message(exc: OSError) -> str:
     return f"{exc.strerror or exc}{where}; nothing was changed."
 
 
-@click.group(cls=HafizaGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--vault", "vault_path", type=click.Path(file_okay=False), envvar=None,
-              help="Vault folder (default: $HAFIZA_VAULT, then ~/.local/share/hafiza/vault).")
-@click.version_option(version=__version__, message="%(prog)s, version %(version)s")
-@click.pass_context
-def cli(ctx, vault_path):
-    """hafiza: long-term memory for AI coding agents, in a git-backed markdown vault."""
-    from hafiza.indexer.config import settings
-    from hafiza.vault.paths import resolve_vault
-
-    ctx.obj = resolve_vault(vault_path)
-    ctx.meta[SETTINGS] = settings()  # the environment, read here and passed on (hafiza.indexer.config)
-
-
-def vault_root(ctx) -> Path:
+def vault_root(ctx: Context) -> Path:
     """The vault folder, checked without importing the write path (fast for read commands)."""
     from hafiza.vault.errors import VaultNotFound
-    from hafiza.vault.paths import is_vault
+    from hafiza.vault.paths import check_sidecar, is_vault
 
-    from hafiza.vault.paths import check_sidecar
-
-    root = ctx.obj
-    if not is_vault(root):
-        raise VaultNotFound(f"no vault at {root}; create one with `hafiza init`")
-    check_sidecar(root)
-    return root
+    if not is_vault(ctx.root):
+        raise VaultNotFound(f"no vault at {ctx.root}; create one with `hafiza init`")
+    check_sidecar(ctx.root)
+    return ctx.root
 
 
-def team_root(ctx, name: str) -> Path:
+def team_root(ctx: Context, name: str) -> Path:
     """The folder of the team vault `name`, from the user's config (never from a project)."""
     from hafiza.vault.teams import resolve
 
-    return resolve(Path(settings_of(ctx).config), name).path
+    return resolve(Path(ctx.settings.config), name).path
 
 
-def settings_of(ctx):
-    return ctx.meta[SETTINGS]
-
-
-def open_vault(ctx, actor: str = "cli", to: str | None = None):
+def open_vault(ctx: Context, actor: str = "cli", to: str | None = None):
     """The vault, opened the one way writers open it: each write also brings the index and vectors up to
     the files (hafiza.indexer.refresh.writable), and its warnings are printed when the command ends.
     `to` names a team vault (`hafiza vault list`) instead of the personal one."""
     from hafiza.indexer.refresh import writable
 
-    root = team_root(ctx, to) if to else ctx.obj
-    vault = writable(root, actor, embedder=settings_of(ctx), progress=progress_factory()).require()
-    ctx.meta.setdefault(VAULTS, []).append(vault)
+    root = team_root(ctx, to) if to else ctx.root
+    vault = writable(root, actor, embedder=ctx.settings, progress=progress_factory()).require()
+    ctx.vaults.append(vault)
     return vault
 
 
-def reading_vault(ctx):
+def reading_vault(ctx: Context):
     """The vault for a command that only reads (`show`, `log`): no index or model code is imported, and
     a write through it is refused."""
     from hafiza.vault.store import reader
@@ -143,36 +220,16 @@ def emit(data) -> None:
     """Pretty JSON on stdout; bidi, zero-width and C1 characters as \\u escapes, which json.dumps leaves raw."""
     from hafiza.vault.text import visible
 
-    click.echo(visible(json.dumps(data, ensure_ascii=False, indent=2, default=str), as_json=True))
-
-
-def date_value(ctx, param, value):
-    """A click callback: YYYY-MM-DD to a date (None stays None)."""
-    import datetime as dt
-
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD)") from None
+    print(visible(json.dumps(data, ensure_ascii=False, indent=2, default=str), as_json=True))
 
 
 def progress_factory():
-    """A callable(done, total) that draws a click progress bar once there is enough work to show."""
-    state = {}
+    """A callable(done, total, label) that draws a progress bar on stderr once there is enough work to
+    show, and only on a terminal."""
+    bars: dict[str, Bar] = {}
 
     def update(done: int, total: int, label: str = "indexing") -> None:
-        if total < 50 or not sys.stderr.isatty():
-            return
-        bar = state.get(label)
-        if bar is None:
-            bar = state[label] = click.progressbar(length=total, label=label, file=sys.stderr)
-            bar.__enter__()
-        bar.update(done - bar.pos)
-        if done >= total:
-            bar.__exit__(None, None, None)
+        if total >= 50 and sys.stderr.isatty():
+            bars.setdefault(label, Bar(label, total)).update(done)
 
     return update
-
-

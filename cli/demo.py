@@ -9,8 +9,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import click
-
 DATA = Path(__file__).parent / "demo" / "memories.jsonl"
 
 # (what it shows, query, options)
@@ -35,6 +33,7 @@ def run_demo(keep: str | None, settings) -> None:
     from hafiza.vault.store import Vault
 
     from .app import progress_factory
+    from .args import style
 
     root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="hafiza-demo-"))
     Vault.init(root, actor="demo")
@@ -43,29 +42,29 @@ def run_demo(keep: str | None, settings) -> None:
     if not vault.taken_ids():
         vault.import_many(items, source="import:demo")
     recall, mode = open_recall(root, embedder=settings)
-    click.echo(f"demo vault: {root}  ({len(items)} memories, one import commit, search mode: {mode})\n")
+    print(f"demo vault: {root}  ({len(items)} memories, one import commit, search mode: {mode})\n")
     for title, query, options in SEARCHES:
         explain, floor = options.pop("explain", False), options.pop("floor", False)
         hits = recall.search(query, limit=3, mode=mode, all_scopes=True, floor=FLOOR if floor else SEARCH_FLOOR,
                              **options)
         flags = [f for f, on in (("--include-inactive", options.get("include_inactive")), ("--explain", explain),
                                  ("--floor", floor)) if on]
-        click.secho(f"# {title}", fg="cyan")
-        click.echo(f"$ hafiza search {json.dumps(query, ensure_ascii=False)} {' '.join(flags)}".rstrip())
+        print(style(f"# {title}", fg="cyan"))
+        print(f"$ hafiza search {json.dumps(query, ensure_ascii=False)} {' '.join(flags)}".rstrip())
         if not hits:
-            click.echo("  no memories match")
+            print("  no memories match")
         for hit in hits:
-            label = "" if hit.status == "active" else click.style(f" [{hit.status} by {hit.superseded_by}]", fg="yellow")
-            click.echo(f"  {hit.score:7.3f}  {hit.id}{label}  {hit.title}")
+            label = "" if hit.status == "active" else style(f" [{hit.status} by {hit.superseded_by}]", fg="yellow")
+            print(f"  {hit.score:7.3f}  {hit.id}{label}  {hit.title}")
             if explain:
-                click.echo("           strength={strength:.2f} usefulness={usefulness:.2f}".format(**hit.parts))
-        click.echo()
+                print("           strength={strength:.2f} usefulness={usefulness:.2f}".format(**hit.parts))
+        print()
     show_hook(root)
-    click.echo("history (`hafiza log`):")
+    print("history (`hafiza log`):")
     for commit in vault.git.log(5):
-        click.echo(f"  {commit.sha[:10]}  {commit.subject}")
+        print(f"  {commit.sha[:10]}  {commit.subject}")
     if not keep:
-        click.echo(f"\nTry it: HAFIZA_VAULT={root} .venv/bin/hafiza search 'paket yöneticisi'")
+        print(f"\nTry it: HAFIZA_VAULT={root} .venv/bin/hafiza search 'paket yöneticisi'")
 
 
 def show_hook(root: Path) -> None:
@@ -74,9 +73,11 @@ def show_hook(root: Path) -> None:
     env = {**os.environ, "HAFIZA_VAULT": str(root), "HAFIZA_DAEMON": "0"}
     from hafiza.hooks.clients import hook_argv
 
+    from .args import style
+
     out = subprocess.run(hook_argv(sys.executable, "claude-code", "UserPromptSubmit"),
                          input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60).stdout
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else "(nothing injected)"
-    click.secho("# On every prompt: what the Claude Code hook injects (cold path: keywords only)", fg="cyan")
-    click.echo(f"$ echo '{{\"prompt\": \"{HOOK_PROMPT}\", ...}}' | hafiza hook claude-code UserPromptSubmit")
-    click.echo(context + "\n")
+    print(style("# On every prompt: what the Claude Code hook injects (cold path: keywords only)", fg="cyan"))
+    print(f"$ echo '{{\"prompt\": \"{HOOK_PROMPT}\", ...}}' | hafiza hook claude-code UserPromptSubmit")
+    print(context + "\n")

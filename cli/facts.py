@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import click
-
 from .app import cli, emit, open_vault, vault_root
+from .args import arg, err, flag
 
 
 @cli.group()
@@ -14,16 +13,17 @@ def fact():
     the current values; `fact show` and `fact history` print them."""
 
 
-@fact.command("set")
-@click.argument("entity")
-@click.argument("attribute")
-@click.argument("value")
-@click.option("--since", metavar="DATE", help="When the value became true: YYYY-MM-DD, YYYY-MM or YYYY "
-                                             "(default: today).")
-@click.option("--kind", help="What the entity is, for a new note: person, client, project, service...")
-@click.option("--reason", help="Why, recorded in the commit.")
-@click.option("--json", "as_json", is_flag=True, help="Print the note as JSON.")
-@click.pass_context
+@fact.command(
+    arg("entity"),
+    arg("attribute"),
+    arg("value"),
+    arg("--since", metavar="DATE",
+        help="When the value became true: YYYY-MM-DD, YYYY-MM or YYYY (default: today)."),
+    arg("--kind", help="What the entity is, for a new note: person, client, project, service..."),
+    arg("--reason", help="Why, recorded in the commit."),
+    flag("--json", "as_json", help="Print the note as JSON."),
+    name="set",
+)
 def set_(ctx, entity, attribute, value, since, kind, reason, as_json):
     """Set ENTITY's ATTRIBUTE to VALUE, in one commit; its current value moves into the history, never
     deleted. Names are matched folded: "ACME A.Ş." and "acme a.s." are one entity."""
@@ -33,16 +33,17 @@ def set_(ctx, entity, attribute, value, since, kind, reason, as_json):
     if as_json:
         emit({**facts.to_json(note), "changed": change.changed})
     elif not change.changed:
-        click.echo(f"{note.entity}: {change.attribute} is already {change.new.value}; nothing changed")
+        print(f"{note.entity}: {change.attribute} is already {change.new.value}; nothing changed")
     else:
         was = f" (was {change.old.value})" if change.old else ""
-        click.echo(f"{note.entity}: {change.attribute} = {change.new.value}{was}  [{facts.FACTS}/{note.slug}.md]")
+        print(f"{note.entity}: {change.attribute} = {change.new.value}{was}  [{facts.FACTS}/{note.slug}.md]")
 
 
-@fact.command("show")
-@click.argument("entity")
-@click.option("--json", "as_json", is_flag=True, help="The note as JSON.")
-@click.pass_context
+@fact.command(
+    arg("entity"),
+    flag("--json", "as_json", help="The note as JSON."),
+    name="show",
+)
 def show(ctx, entity, as_json):
     """ENTITY's current attributes, each with what it was before."""
     from hafiza.vault import facts
@@ -52,16 +53,17 @@ def show(ctx, entity, as_json):
     if as_json:
         emit(facts.to_json(note))
         return
-    click.echo(visible(f"{note.entity}" + (f" ({note.kind})" if note.kind else "") + f"  [{facts.FACTS}/{note.slug}.md]"))
+    print(visible(f"{note.entity}" + (f" ({note.kind})" if note.kind else "") + f"  [{facts.FACTS}/{note.slug}.md]"))
     for attribute in note.attributes:
-        click.echo(visible(f"  {facts.describe(attribute)}"))
+        print(visible(f"  {facts.describe(attribute)}"))
 
 
-@fact.command("history")
-@click.argument("entity")
-@click.argument("attribute", required=False)
-@click.option("--json", "as_json", is_flag=True, help="The values as JSON.")
-@click.pass_context
+@fact.command(
+    arg("entity"),
+    arg("attribute", nargs="?"),
+    flag("--json", "as_json", help="The values as JSON."),
+    name="history",
+)
 def history(ctx, entity, attribute, as_json):
     """Every value ENTITY's attributes (or ATTRIBUTE) had, newest first, with their dates."""
     from hafiza.vault import facts
@@ -83,12 +85,13 @@ def history(ctx, entity, attribute, as_json):
         return
     for row in rows:
         span = f"since {row['since'] or '?'}" if row["current"] else f"{row['since'] or '?'} → {row['until'] or '?'}"
-        click.echo(visible(f"{row['attribute']}: {row['value']}  ({span})" + ("  current" if row["current"] else "")))
+        print(visible(f"{row['attribute']}: {row['value']}  ({span})" + ("  current" if row["current"] else "")))
 
 
-@fact.command("list")
-@click.option("--json", "as_json", is_flag=True, help="The notes as JSON.")
-@click.pass_context
+@fact.command(
+    flag("--json", "as_json", help="The notes as JSON."),
+    name="list",
+)
 def list_(ctx, as_json):
     """Every fact note: its entity, kind and current attributes. Notes that do not parse are named on stderr."""
     from hafiza.vault import facts
@@ -96,13 +99,13 @@ def list_(ctx, as_json):
 
     notes, errors = facts.load_all(vault_root(ctx))
     for error in errors:
-        click.echo(f"warning: {error.message}", err=True)
+        err(f"warning: {error.message}")
     if as_json:
         emit([facts.to_json(n) for n in notes])
         return
     if not notes:
-        click.echo("no fact notes yet; `hafiza fact set ENTITY ATTRIBUTE VALUE` starts one")
+        print("no fact notes yet; `hafiza fact set ENTITY ATTRIBUTE VALUE` starts one")
     for note in notes:
         current = "; ".join(f"{a.name}: {a.current.value}" for a in note.attributes if a.current)
         kind = f" ({note.kind})" if note.kind else ""
-        click.echo(visible(f"{note.entity}{kind}: {current}  [{facts.FACTS}/{note.slug}.md]"))
+        print(visible(f"{note.entity}{kind}: {current}  [{facts.FACTS}/{note.slug}.md]"))

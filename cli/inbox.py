@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 
-import click
-
 from hafiza.vault.errors import HafizaError
 
-from .app import cli, date_value, emit, open_vault, settings_of, vault_root
+from .app import cli, emit, open_vault, vault_root
+from .args import arg, date_value, err, flag, ranged
 
 
-@cli.group(invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="The open proposals as JSON.")
-@click.pass_context
+@cli.group(
+    flag("--json", "as_json", help="The open proposals as JSON."),
+    bare=True,
+)
 def inbox(ctx, as_json):
     """List memories proposed from sessions (explicit statements the user made); see `inbox file`,
     `inbox accept`, `inbox reject`."""
-    if ctx.invoked_subcommand is not None:
-        return
     from hafiza.skills.capture import numbered
 
     found = numbered(open_vault(ctx))
@@ -26,24 +24,26 @@ def inbox(ctx, as_json):
         emit([{**p.to_json(), "number": n, "branch": b.name} for n, (b, p) in found.items()])
         return
     if not found:
-        click.echo("the inbox is empty; `hafiza inbox file` proposes memories from imported sessions")
+        print("the inbox is empty; `hafiza inbox file` proposes memories from imported sessions")
     for n, (_, p) in found.items():
         t = p.to_json()
-        click.echo(f"{n:>3}  {t['subject'].removeprefix('capture ')}\n       {t['evidence']}")
+        print(f"{n:>3}  {t['subject'].removeprefix('capture ')}\n       {t['evidence']}")
 
 
-@inbox.command("file")
-@click.argument("sessions", nargs=-1)
-@click.option("--since", callback=date_value, metavar="DATE", help="Only sessions with turns from DATE (YYYY-MM-DD) on.")
-@click.option("--auto", is_flag=True, help="Accept the explicit statements at once, one commit each; what a "
-                                          "model nominated still waits for a person.")
-@click.option("--model", "model_spec", help="A model provider that also nominates what the user said without a "
-              "cue (none, command:ARGV, openai:MODEL@URL, anthropic:MODEL@URL); default HAFIZA_MODEL, else the "
-              "vault's `git config hafiza.model`, else none.")
-@click.option("--budget", default=20, show_default=True, type=click.IntRange(0, 100_000),
-              help="With a model: at most this many model calls.")
-@click.option("--json", "as_json", is_flag=True, help="What was proposed, as JSON.")
-@click.pass_context
+@inbox.command(
+    arg("sessions", nargs="*"),
+    arg("--since", type=date_value, metavar="DATE", help="Only sessions with turns from DATE (YYYY-MM-DD) on."),
+    flag("--auto",
+         help="Accept the explicit statements at once, one commit each; what a model nominated still waits for a "
+              "person."),
+    arg("--model", dest="model_spec",
+        help="A model provider that also nominates what the user said without a cue (none, command:ARGV, "
+             "openai:MODEL@URL, anthropic:MODEL@URL); default HAFIZA_MODEL, else the vault's `git config "
+             "hafiza.model`, else none."),
+    arg("--budget", default=20, type=ranged(0, 100_000), help="With a model: at most this many model calls."),
+    flag("--json", "as_json", help="What was proposed, as JSON."),
+    name="file",
+)
 def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
     """Propose memories from what the user said in imported sessions (SESSIONS: ids; default: every
     session with turns not filed yet): the explicit statements, found without a model, and with a model
@@ -57,7 +57,7 @@ def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
     root = vault_root(ctx)
     vault = open_vault(ctx, actor="capture")
     provider = provider_of(ctx, vault, model_spec, budget)
-    recall, _ = open_recall(root, "keyword", embedder=settings_of(ctx))
+    recall, _ = open_recall(root, "keyword", embedder=ctx.settings)
     count, report = file_sessions(vault, Conversations(root), sessions, since, recall=recall, auto=auto,
                                   provider=provider)
     if as_json:
@@ -67,20 +67,20 @@ def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
               "by_model": report.implicit, "accepted": report.accepted, "restated": report.used,
               "skipped": report.skipped, "dropped": [d._asdict() for d in report.dropped], "model": model})
         return
-    click.echo(f"{count} session(s): {len(report.proposed)} proposed"
-               + (f" ({len(report.implicit)} by the model)" if report.implicit else "")
-               + (f" on {report.branch}" if report.branch else "")
-               + (f", {len(report.accepted)} accepted" if auto else "")
-               + (f", {len(report.used)} restated an existing memory (recorded as a use)" if report.used else ""))
+    print(f"{count} session(s): {len(report.proposed)} proposed"
+          + (f" ({len(report.implicit)} by the model)" if report.implicit else "")
+          + (f" on {report.branch}" if report.branch else "")
+          + (f", {len(report.accepted)} accepted" if auto else "")
+          + (f", {len(report.used)} restated an existing memory (recorded as a use)" if report.used else ""))
     if provider.available:
         why = Counter(d.why for d in report.dropped)
-        click.echo(f"model: {provider.name}, {provider.calls} call(s), {provider.tokens_in}+{provider.tokens_out} "
-                   f"tokens; {len(report.dropped)} nomination(s) refused by code"
-                   + (f" ({', '.join(f'{n} {w}' for w, n in why.most_common())})" if why else "")
-                   + (f"; {provider.invalid} answer(s) discarded" if provider.invalid else ""))
+        print(f"model: {provider.name}, {provider.calls} call(s), {provider.tokens_in}+{provider.tokens_out} "
+              f"tokens; {len(report.dropped)} nomination(s) refused by code"
+              + (f" ({', '.join(f'{n} {w}' for w, n in why.most_common())})" if why else "")
+              + (f"; {provider.invalid} answer(s) discarded" if provider.invalid else ""))
         if provider.spent:
-            click.echo(f"the model budget of {budget} calls was spent before every session was read; the rest "
-                       "were filed without it (`hafiza inbox file SESSION --model ...` reads one again)", err=True)
+            err(f"the model budget of {budget} calls was spent before every session was read; the rest "
+                "were filed without it (`hafiza inbox file SESSION --model ...` reads one again)")
 
 
 def _decide(ctx, numbers, accept, why=None):
@@ -89,23 +89,25 @@ def _decide(ctx, numbers, accept, why=None):
     results = decide(open_vault(ctx), numbers, accept, why)
     for p, result in results:
         done = "accepted as " + result[:10] if len(result) == 40 else result
-        click.echo(f"  {p.commit.subject.removeprefix('hafiza: capture ')}: {done}")
+        print(f"  {p.commit.subject.removeprefix('hafiza: capture ')}: {done}")
     if accept and any(len(r) != 40 for _, r in results):
         raise HafizaError("some proposals were not applied (listed above); they stay in the inbox")
 
 
-@inbox.command("accept")
-@click.argument("numbers", nargs=-1, type=int)
-@click.pass_context
+@inbox.command(
+    arg("numbers", nargs="*", type=int),
+    name="accept",
+)
 def accept(ctx, numbers):
     """Turn proposals NUMBERS (as `hafiza inbox` lists them; default: all) into memories, one commit each."""
     _decide(ctx, numbers, True)
 
 
-@inbox.command("reject")
-@click.argument("numbers", nargs=-1, type=int)
-@click.option("--why", help="Why, kept with the ruling.")
-@click.pass_context
+@inbox.command(
+    arg("numbers", nargs="*", type=int),
+    arg("--why", help="Why, kept with the ruling."),
+    name="reject",
+)
 def reject(ctx, numbers, why):
     """Drop proposals NUMBERS (default: all) and record a ruling, so they are never proposed again."""
     _decide(ctx, numbers, False, why)

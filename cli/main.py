@@ -1,7 +1,7 @@
 """The `hafiza` console script.
 
 `hafiza hook ...` runs on every prompt, so it goes straight to the stdlib-only
-hook entry point without importing click or the command modules.
+hook entry point without importing argparse or the command modules.
 """
 
 import os
@@ -14,14 +14,14 @@ def main() -> None:
         from hafiza.hooks.entry import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
-    if sys.argv[1:] == ["--version"]:  # a script's check that hafiza is there: no click, no command modules
+    if sys.argv[1:] == ["--version"]:  # a script's check that hafiza is there: no parser, no command modules
         from hafiza.vault import __version__
 
         print(f"hafiza, version {__version__}")
         return
-    from .app import cli
+    from .app import run
 
-    cli(prog_name="hafiza")
+    run(sys.argv[1:])
 
 
 if __name__ == "__main__":

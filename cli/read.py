@@ -5,36 +5,33 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import click
-
+from hafiza.vault.kinds import TYPES
 from hafiza.vault.layout import vault_rel
 from hafiza.vault.paths import SIDECAR
 from hafiza.vault.text import inline
 
-from .app import cli, emit, reading_vault, settings_of, vault_root
+from .app import cli, emit, reading_vault, vault_root
+from .args import UsageError, arg, binary_input, err, flag, lower, ranged, style
 
 
-def _scope_options(f):
-    f = click.option("--project", help="Project whose memories join the global ones (default: the git repo of the cwd).")(f)
-    f = click.option("--all-scopes", is_flag=True, help="Search every scope.")(f)
-    return f
 
 
-@cli.command()
-@click.argument("query", required=False)
-@click.option("-n", "--limit", default=5, show_default=True, type=click.IntRange(min=1), help="How many results.")
-@click.option("--mode", type=click.Choice(["keyword", "meaning", "hybrid"]), default=None,
-              help="Channels to use (default: hybrid when an embedder is available, else keyword).")
-@_scope_options
-@click.option("--include-inactive", is_flag=True, help="Also superseded and archived memories.")
-@click.option("--explain", is_flag=True, help="Show each score's parts.")
-@click.option("--floor", "use_floor", is_flag=True,
-              help="Only what the hooks would inject: the relevance floor that keeps chitchat silent.")
-@click.option("--json", "as_json", is_flag=True, help="JSON with id, title, type, score, status, path.")
-@click.option("--batch", type=click.File("rb"),
-              help='JSON lines {"id", "query"} in (- for stdin); one JSON line per query out, '
-                   '{"line", "error"} for a line that is not one.')
-@click.pass_context
+@cli.command(
+    arg("query", nargs="?"),
+    arg("-n", "--limit", default=5, type=ranged(1), help="How many results."),
+    arg("--mode", choices=["keyword", "meaning", "hybrid"],
+        help="Channels to use (default: hybrid when an embedder is available, else keyword)."),
+    arg("--project", help="Project whose memories join the global ones (default: the git repo of the cwd)."),
+    flag("--all-scopes", help="Search every scope."),
+    flag("--include-inactive", help="Also superseded and archived memories."),
+    flag("--explain", help="Show each score's parts."),
+    flag("--floor", "use_floor",
+         help="Only what the hooks would inject: the relevance floor that keeps chitchat silent."),
+    flag("--json", "as_json", help="JSON with id, title, type, score, status, path."),
+    arg("--batch", type=binary_input, metavar="FILE",
+        help='JSON lines {"id", "query"} in (- for stdin); one JSON line per query out, {"line", "error"} for '
+             "a line that is not one."),
+)
 def search(ctx, query, limit, mode, project, all_scopes, include_inactive, explain, use_floor, as_json, batch):
     """Search the vault for QUERY (hybrid when the meaning channel is on, else keywords).
 
@@ -45,7 +42,7 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
 
     root = vault_root(ctx)
     if batch is None and not query:
-        raise click.UsageError("give a QUERY (or --batch FILE)")
+        raise UsageError("give a QUERY (or --batch FILE)")
     options = dict(limit=limit, project=project or project_of(), all_scopes=all_scopes,
                    include_inactive=include_inactive)
     hits = None if batch is not None or mode == "keyword" else _search_warm(root, query, mode, options, use_floor)
@@ -53,9 +50,9 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
     if hits is None:
         from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
 
-        recall, mode = open_recall(root, mode, embedder=settings_of(ctx), files=True)
+        recall, mode = open_recall(root, mode, embedder=ctx.settings, files=True)
         if mode not in recall.modes:
-            raise click.UsageError(f"--mode {mode} needs the meaning channel, which is off here "
+            raise UsageError(f"--mode {mode} needs the meaning channel, which is off here "
                                    "(HAFIZA_EMBEDDER=none); use --mode keyword")
         options.update(mode=mode, floor=FLOOR if use_floor else SEARCH_FLOOR)
         if batch is not None:
@@ -70,15 +67,15 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
         emit([h.to_json(explain) for h in hits])
         return
     if not hits:
-        click.echo("no memories match")
+        print("no memories match")
     for hit in hits:
         label = "" if hit.status == "active" else f" [{hit.status}]"
         label += f" [vault: {inline(hit.vault)}]" if hit.vault else ""  # several vaults were searched
-        click.echo(f"{hit.score:8.3f}  {click.style(hit.id, bold=True)}  ({hit.type}){label}  {inline(hit.title)}")
+        print(f"{hit.score:8.3f}  {style(hit.id, bold=True)}  ({hit.type}){label}  {inline(hit.title)}")
         if hit.path.startswith("facts/"):  # a fact note's attribute: its value and what it was before
-            click.echo(f"          {inline(hit.snippet)}")
+            print(f"          {inline(hit.snippet)}")
         if explain:
-            click.echo("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))
+            print("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))
 
 
 def _other_scopes(hits, everywhere) -> None:
@@ -87,7 +84,7 @@ def _other_scopes(hits, everywhere) -> None:
     others = [h for h in everywhere if h.id not in shown]
     if others:
         scopes = sorted({h.scope for h in others})
-        click.echo(f"{len(others)} more match in other scopes ({', '.join(scopes[:3])}); use --all-scopes", err=True)
+        err(f"{len(others)} more match in other scopes ({', '.join(scopes[:3])}); use --all-scopes")
 
 
 def _search_warm(root, query, mode, options, use_floor):
@@ -112,7 +109,7 @@ def _batch(recall, lines, options, explain) -> None:
             out = {"id": item.get("id"), "results": [h.to_json(explain) for h in hits]}
         else:
             out = {"line": n, **({"id": item["id"]} if item and "id" in item else {}), "error": error}
-        click.echo(_json_line(out))
+        print(_json_line(out))
 
 
 def _batch_item(raw: bytes, first: bool) -> tuple[dict | None, str | None]:
@@ -143,10 +140,10 @@ def _json_line(data: dict) -> str:
     return text
 
 
-@cli.command()
-@click.argument("memory_id")
-@click.option("--json", "as_json", is_flag=True, help="Frontmatter and body as JSON.")
-@click.pass_context
+@cli.command(
+    arg("memory_id"),
+    flag("--json", "as_json", help="Frontmatter and body as JSON."),
+)
 def show(ctx, memory_id, as_json):
     """Print one memory."""
     from hafiza.vault.files import read_text
@@ -161,7 +158,7 @@ def show(ctx, memory_id, as_json):
             emit({**model.to_metadata(memory), "body": memory.body, "path": vault_rel(memory.path)})
             return
         text = read_text(memory.path)
-    click.echo(visible(text), nl=False)  # escapes (ESC, BEL, U+202E...) are shown, not acted on by the terminal
+    print(visible(text), end="")  # escapes (ESC, BEL, U+202E...) are shown, not acted on by the terminal
 
 
 def _own_text(root, memory_id: str) -> str | None:
@@ -196,17 +193,18 @@ def warn_unparsable(errors: dict[str, str]) -> None:
     """One line on stderr when files were left out: a broken hand edit must not vanish without a word."""
     if errors:
         names = ", ".join(f"memories/{name}" for name in sorted(errors)[:3]) + (" ..." if len(errors) > 3 else "")
-        click.echo(f"warning: {len(errors)} memory file(s) do not parse and are left out ({names}); "
-                   "`hafiza doctor` says why", err=True)
+        err(f"warning: {len(errors)} memory file(s) do not parse and are left out ({names}); "
+            "`hafiza doctor` says why")
 
 
-@cli.command("list")
-@click.option("--type", "type_", help="Only this type.")
-@click.option("--status", default="active", show_default=True, help="active, superseded, archived or all.")
-@click.option("--scope", help="Only this scope (global or project:<name>).")
-@click.option("--without-aliases", is_flag=True, help="Only memories that have no aliases yet.")
-@click.option("--json", "as_json", is_flag=True, help="JSON list.")
-@click.pass_context
+@cli.command(
+    arg("--type", dest="type_", type=lower, choices=TYPES, help="Only this type (any case)."),
+    arg("--status", default="active", help="active, superseded, archived or all."),
+    arg("--scope", help="Only this scope (global or project:<name>)."),
+    flag("--without-aliases", help="Only memories that have no aliases yet."),
+    flag("--json", "as_json", help="JSON list."),
+    name="list",
+)
 def list_(ctx, type_, status, scope, without_aliases, as_json):
     """List memories."""
     docs = _catalog(vault_root(ctx), lines=not as_json, type=type_, status=status, scope=scope,
@@ -215,18 +213,18 @@ def list_(ctx, type_, status, scope, without_aliases, as_json):
         emit([{**{k: d[k] for k in ("id", "title", "type", "scope", "status", "created")},
                "path": f"memories/{d['path']}"} for d in docs])  # as search --json and remember --json say it
         return
-    if docs:  # one write: a click.echo per line cost ~50 ms at 5,000 memories
-        click.echo("\n".join([head + inline(title) for _, head, title in docs]))
+    if docs:  # one write: a write per line cost ~50 ms at 5,000 memories
+        print("\n".join([head + inline(title) for _, head, title in docs]))
     else:
-        click.echo("no memories", err=True)
+        err("no memories")
 
 
-@cli.command()
-@click.argument("memory_id", metavar="[ID]", required=False)
-@click.option("-n", "--limit", default=20, show_default=True, help="How many commits.")
-@click.option("--all", "everything", is_flag=True, help="Include commits hafiza did not make.")
-@click.option("--json", "as_json", is_flag=True, help="JSON list.")
-@click.pass_context
+@cli.command(
+    arg("memory_id", metavar="[ID]", nargs="?"),
+    arg("-n", "--limit", default=20, type=int, help="How many commits."),
+    flag("--all", "everything", help="Include commits hafiza did not make."),
+    flag("--json", "as_json", help="JSON list."),
+)
 def log(ctx, memory_id, limit, everything, as_json):
     """The vault's history: what hafiza changed, when, by whom and why; with ID, one memory's history
     (hand edits included)."""
@@ -243,14 +241,12 @@ def log(ctx, memory_id, limit, everything, as_json):
         return
     for c in commits:
         actor = c.trailers.get("Hafiza-Actor", c.author)
-        click.echo(f"{c.sha[:10]}  {c.date[:16].replace('T', ' ')}  {inline(actor):<12} {inline(c.subject)}")
+        print(f"{c.sha[:10]}  {c.date[:16].replace('T', ' ')}  {inline(actor):<12} {inline(c.subject)}")
         if c.trailers.get("Hafiza-Reason"):
-            click.echo(f"{'':30}reason: {inline(c.trailers['Hafiza-Reason'])}")
+            print(f"{'':30}reason: {inline(c.trailers['Hafiza-Reason'])}")
 
 
-@cli.command()
-@click.option("--json", "as_json", is_flag=True, help="JSON object.")
-@click.pass_context
+@cli.command(flag("--json", "as_json", help="JSON object."))
 def stats(ctx, as_json):
     """Counts by type, status and scope; pending usage; index size."""
     from hafiza.vault import usage
@@ -270,8 +266,8 @@ def stats(ctx, as_json):
     if as_json:
         emit(data)
         return
-    click.echo(f"memories: {data['memories']}")
+    print(f"memories: {data['memories']}")
     for key in ("by_type", "by_status", "by_scope"):
-        click.echo(f"{key.replace('_', ' ')}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
-    click.echo(f"pending usage: {data['pending_usage']['shown']} shown, {data['pending_usage']['used']} used")
-    click.echo(f"index: {data['index_bytes'] / 1024:.0f} KiB")
+        print(f"{key.replace('_', ' ')}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
+    print(f"pending usage: {data['pending_usage']['shown']} shown, {data['pending_usage']['used']} used")
+    print(f"index: {data['index_bytes'] / 1024:.0f} KiB")

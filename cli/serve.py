@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import click
-
 from hafiza.vault.errors import HafizaError
 
-from .app import cli, emit, open_vault, settings_of
+from .app import cli, emit, open_vault
+from .args import arg, err, flag, folder, many
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -18,14 +17,16 @@ def _address(value: str) -> tuple[str, int]:
     return check_loopback(host or "127.0.0.1"), int(port)
 
 
-@cli.command("mcp")
-@click.option("--http", "http", metavar="HOST:PORT",
-              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback hosts only).")
-@click.option("--project", help="Project whose memories recall adds to the global ones "
-                                "(default: the git repo of the cwd).")
-@click.option("--users", is_flag=True, help="With --http: serve the users of `hafiza token list`, each with a "
-                                            "bearer token, their own vault and the team vaults they are granted.")
-@click.pass_context
+@cli.command(
+    arg("--http", metavar="HOST:PORT",
+        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback hosts only)."),
+    arg("--project",
+        help="Project whose memories recall adds to the global ones (default: the git repo of the cwd)."),
+    flag("--users",
+         help="With --http: serve the users of `hafiza token list`, each with a bearer token, their own vault "
+              "and the team vaults they are granted."),
+    name="mcp",
+)
 def mcp_(ctx, http, project, users):
     """Run the MCP server: recall, remember, update, add_aliases, supersede, forget, mark_used, get, list,
     profile, record_episode, search_sessions, set_fact, get_fact.
@@ -45,34 +46,35 @@ def mcp_(ctx, http, project, users):
 
         from hafiza.hooks.shared import serve as serve_users
 
-        serve_users(Path(settings_of(ctx).config), settings_of(ctx), address)
+        serve_users(Path(ctx.settings.config), ctx.settings, address)
         return
-    if not is_vault(ctx.obj):
+    if not is_vault(ctx.root):
         from hafiza.vault.store import Vault
 
-        Vault.init(ctx.obj, actor="mcp")
-        click.echo(f"hafiza: created a vault at {ctx.obj} (none was there)", err=True)
+        Vault.init(ctx.root, actor="mcp")
+        err(f"hafiza: created a vault at {ctx.root} (none was there)")
     vault = open_vault(ctx)
-    serve(vault.root, project or project_of(), address, settings_of(ctx))
+    serve(vault.root, project or project_of(), address, ctx.settings)
 
 
-@cli.group(invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the users as JSON (never their tokens).")
-@click.pass_context
+@cli.group(
+    flag("--json", "as_json", help="Print the users as JSON (never their tokens)."),
+    bare=True,
+)
 def token(ctx, as_json):
     """The users of a shared server (`hafiza mcp --http HOST:PORT --users`): `token add USER`, `token list`,
     `token revoke USER`. Tokens are kept hashed in ~/.config/hafiza/users.json (0600)."""
-    if ctx.invoked_subcommand is None:
-        ctx.invoke(token_list, as_json=as_json)
+    token_list(ctx, as_json)
 
 
-@token.command("add")
-@click.argument("user")
-@click.option("--team", "teams", multiple=True, metavar="NAME",
-              help="A team vault (`hafiza vault list`) the user may read and write; repeatable.")
-@click.option("--personal", type=click.Path(file_okay=False),
-              help="The user's personal vault (default: ~/.local/share/hafiza/users/USER, created).")
-@click.pass_context
+@token.command(
+    arg("user"),
+    many("--team", dest="teams", metavar="NAME",
+         help="A team vault (`hafiza vault list`) the user may read and write; repeatable."),
+    arg("--personal", type=folder,
+        help="The user's personal vault (default: ~/.local/share/hafiza/users/USER, created)."),
+    name="add",
+)
 def token_add(ctx, user, teams, personal):
     """Add USER with a new token, printed once: give it to them, it is stored only hashed."""
     import os
@@ -81,39 +83,41 @@ def token_add(ctx, user, teams, personal):
     from hafiza.hooks.users import add
     from hafiza.vault.paths import data_dir
 
-    made, secret = add(Path(settings_of(ctx).config), data_dir(os.environ), user, teams, personal)
-    click.echo(f"added {made.name}: vault {made.vault}; teams: {', '.join(made.teams) or 'none'}", err=True)
-    click.echo("token (shown once; the client sends it as 'Authorization: Bearer <token>'):", err=True)
-    click.echo(secret)
+    made, secret = add(Path(ctx.settings.config), data_dir(os.environ), user, teams, personal)
+    err(f"added {made.name}: vault {made.vault}; teams: {', '.join(made.teams) or 'none'}")
+    err("token (shown once; the client sends it as 'Authorization: Bearer <token>'):")
+    print(secret)
 
 
-@token.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the users as JSON (never their tokens).")
-@click.pass_context
+@token.command(
+    flag("--json", "as_json", help="Print the users as JSON (never their tokens)."),
+    name="list",
+)
 def token_list(ctx, as_json):
     """List the users: name, vault, granted team vaults, when added."""
     from pathlib import Path
 
     from hafiza.hooks.users import listed
 
-    found = listed(Path(settings_of(ctx).config))
+    found = listed(Path(ctx.settings.config))
     if as_json:
         emit([u.to_json() for u in found])
         return
     if not found:
-        click.echo("no users; `hafiza token add USER [--team NAME]` adds one")
+        print("no users; `hafiza token add USER [--team NAME]` adds one")
     for u in found:
-        click.echo(f"{u.name:<16} {u.vault}  teams: {', '.join(u.teams) or 'none'}  added {u.created}")
+        print(f"{u.name:<16} {u.vault}  teams: {', '.join(u.teams) or 'none'}  added {u.created}")
 
 
-@token.command("revoke")
-@click.argument("user")
-@click.pass_context
+@token.command(
+    arg("user"),
+    name="revoke",
+)
 def token_revoke(ctx, user):
     """Revoke USER's token; a running server refuses it from the next request. Their vault stays."""
     from pathlib import Path
 
     from hafiza.hooks.users import revoke
 
-    gone = revoke(Path(settings_of(ctx).config), user)
-    click.echo(f"revoked {gone.name}'s token; their vault stays at {gone.vault}")
+    gone = revoke(Path(ctx.settings.config), user)
+    print(f"revoked {gone.name}'s token; their vault stays at {gone.vault}")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 
-import click
+from .app import cli, emit, progress_factory, vault_root
+from .args import arg, date_value, flag, ranged
 
-from .app import cli, date_value, emit, progress_factory, vault_root
-
-CLIENT_CHOICE = click.Choice(["claude-code", "codex", "gemini", "opencode"])
+CLIENTS = ("claude-code", "codex", "gemini", "opencode")  # the clients whose transcripts are read
 
 
 @cli.group()
@@ -21,10 +19,11 @@ def sessions():
     """
 
 
-@sessions.command("import")
-@click.option("--client", type=CLIENT_CHOICE, help="Only this client's transcripts.")
-@click.option("--since", callback=date_value, metavar="DATE", help="Only transcripts and turns from DATE (YYYY-MM-DD) on.")
-@click.pass_context
+@sessions.command(
+    arg("--client", choices=CLIENTS, help="Only this client's transcripts."),
+    arg("--since", type=date_value, metavar="DATE", help="Only transcripts and turns from DATE (YYYY-MM-DD) on."),
+    name="import",
+)
 def import_(ctx, client, since):
     """Read new turns from the clients' transcript folders into the conversation index.
 
@@ -37,17 +36,18 @@ def import_(ctx, client, since):
     where = sources.locations(os.environ)
     found = sources.files(where, client, since)
     report = Conversations(root).ingest(found, since, progress=progress_factory())
-    click.echo(f"{report.turns} turns from {report.files} of {len(found)} transcripts"
-               + (f"; secrets masked in {report.redacted}" if report.redacted else ""))
+    print(f"{report.turns} turns from {report.files} of {len(found)} transcripts"
+          + (f"; secrets masked in {report.redacted}" if report.redacted else ""))
 
 
-@sessions.command("search")
-@click.argument("query")
-@click.option("--project", help="Only conversations in this project (its folder's name).")
-@click.option("--since", callback=date_value, metavar="DATE", help="Only turns from DATE (YYYY-MM-DD) on.")
-@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="How many turns.")
-@click.option("--json", "as_json", is_flag=True, help="JSON: session, client, project, role, time, score, context.")
-@click.pass_context
+@sessions.command(
+    arg("query"),
+    arg("--project", help="Only conversations in this project (its folder's name)."),
+    arg("--since", type=date_value, metavar="DATE", help="Only turns from DATE (YYYY-MM-DD) on."),
+    arg("-n", "--limit", default=10, type=ranged(1), help="How many turns."),
+    flag("--json", "as_json", help="JSON: session, client, project, role, time, score, context."),
+    name="search",
+)
 def search(ctx, query, project, since, limit, as_json):
     """Find past conversation turns about QUERY (BM25 over each turn, Turkish/ASCII folded)."""
     from hafiza.skills.conversations import Conversations
@@ -57,17 +57,18 @@ def search(ctx, query, project, since, limit, as_json):
         emit([r.to_json() for r in results])
         return
     if not results:
-        click.echo("no matching turns (run `hafiza sessions import` to read new transcripts)")
+        print("no matching turns (run `hafiza sessions import` to read new transcripts)")
     for r in results:
-        click.echo(f"{r.time[:16].replace('T', ' ')}  {r.client}  {r.project or '-'}  {r.session}  ({r.role})")
+        print(f"{r.time[:16].replace('T', ' ')}  {r.client}  {r.project or '-'}  {r.session}  ({r.role})")
         for line in r.context:
-            click.echo(f"    {line}")
+            print(f"    {line}")
 
 
-@sessions.command("show")
-@click.argument("session_id")
-@click.option("--json", "as_json", is_flag=True, help="JSON: every turn with its role, time and text.")
-@click.pass_context
+@sessions.command(
+    arg("session_id"),
+    flag("--json", "as_json", help="JSON: every turn with its role, time and text."),
+    name="show",
+)
 def show(ctx, session_id, as_json):
     """Print one whole session (SESSION_ID, or the start of it) as indexed, secrets masked."""
     from hafiza.skills.conversations import Conversations
@@ -77,7 +78,7 @@ def show(ctx, session_id, as_json):
         emit([{k: v for k, v in t._asdict().items() if k != "call"} for t in turns])  # index turns hold no call
         return
     first = turns[0]
-    click.echo(f"session {first.session}  {first.client}  {first.project or '-'}  {first.time[:10]}")
+    print(f"session {first.session}  {first.client}  {first.project or '-'}  {first.time[:10]}")
     for t in turns:
-        click.echo(f"\n[{t.time[11:19]}] {t.role}:")
-        click.echo(t.text)
+        print(f"\n[{t.time[11:19]}] {t.role}:")
+        print(t.text)

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import click
+import sys
 
 from hafiza.vault.errors import HafizaError
 
-from .app import cli, emit, open_vault, settings_of
+from .app import cli, emit, open_vault
+from .args import arg, err, flag
 
 KINDS = ("added", "changed", "superseded")
 
 
-@cli.command()
-@click.option("--remote", default="origin", show_default=True, help="The vault's git remote.")
-@click.option("--json", "as_json", is_flag=True, help="Print what came in and went out as JSON.")
-@click.pass_context
+@cli.command(
+    arg("--remote", default="origin", help="The vault's git remote."),
+    flag("--json", "as_json", help="Print what came in and went out as JSON."),
+)
 def sync(ctx, remote, as_json):
     """Sync the vault with its remote: fold usage, commit hand edits, fetch, merge, push.
 
@@ -28,7 +29,7 @@ def sync(ctx, remote, as_json):
     from hafiza.vault.sync import sync as run
     from hafiza.vault.teams import PERSONAL, load
 
-    teams = sorted(load(Path(settings_of(ctx).config)))
+    teams = sorted(load(Path(ctx.settings.config)))
     if not teams:  # one vault: its report as before, and its error as the command's
         report = run(open_vault(ctx), remote)
         emit(report.to_json()) if as_json else _print(report)
@@ -40,66 +41,66 @@ def sync(ctx, remote, as_json):
         except HafizaError as exc:
             failed, results[name] = True, {"error": exc.message}
             if not as_json:
-                click.echo(f"{name}: error: {exc.message}", err=True)
+                err(f"{name}: error: {exc.message}")
             continue
         results[name] = report.to_json()
         if not as_json:
-            click.echo(f"{name}:")
+            print(f"{name}:")
             _print(report, indent="  ")
     if as_json:
         emit({"vaults": results})
     if failed:
-        ctx.exit(1)
+        sys.exit(1)
 
 
 def _print(report, indent: str = "") -> None:
     for label, side in (("in", report.came_in), ("out", report.went_out)):
         moved = [f"{len(side[k])} {k}" for k in KINDS if side[k]]
-        click.echo(f"{indent}{label:<4}{', '.join(moved) or 'nothing'}")
+        print(f"{indent}{label:<4}{', '.join(moved) or 'nothing'}")
         for kind in KINDS:
             for memory_id in side[kind][:20]:
-                click.echo(f"{indent}      {kind:<11}{memory_id}")
+                print(f"{indent}      {kind:<11}{memory_id}")
     if report.pushed:
-        click.echo(f"{indent}pushed {report.pushed} commit(s) to {report.remote}" +
-                   (" (first push)" if report.first_push else ""))
+        print(f"{indent}pushed {report.pushed} commit(s) to {report.remote}" +
+              (" (first push)" if report.first_push else ""))
     for note in report.notes:
-        click.echo(f"{indent}note: {note}")
+        print(f"{indent}note: {note}")
     if report.conflicts:
-        click.echo(f"{indent}{len(report.conflicts)} memory(ies) hold two texts until you pick: `hafiza resolve` "
-                   "lists them")
+        print(f"{indent}{len(report.conflicts)} memory(ies) hold two texts until you pick: `hafiza resolve` "
+              "lists them")
 
 
-@cli.group(invoke_without_command=True)
-@click.option("--name", default="origin", show_default=True, help="The remote's name.")
-@click.pass_context
+@cli.group(
+    arg("--name", default="origin", help="The remote's name."),
+    bare=True,
+)
 def remote(ctx, name):
     """Show the vault's remote; `hafiza remote set URL` sets it."""
-    if ctx.invoked_subcommand is not None:
-        return
     from hafiza.vault.sync import check_remote
 
     url = open_vault(ctx).git.remote_url(check_remote(name))
-    click.echo(url or f"no remote {name!r}; `hafiza remote set URL`")
+    print(url or f"no remote {name!r}; `hafiza remote set URL`")
 
 
-@remote.command("set")
-@click.argument("url")
-@click.option("--name", default="origin", show_default=True, help="The remote's name.")
-@click.pass_context
+@remote.command(
+    arg("url"),
+    arg("--name", default="origin", help="The remote's name."),
+    name="set",
+)
 def remote_set(ctx, url, name):
     """Point the vault at URL (a bare repository, GitHub, GitLab...); then `hafiza sync`."""
     from hafiza.vault.sync import set_remote
 
     set_remote(open_vault(ctx), url, name)
-    click.echo(f"{name} is {url}; `hafiza sync` sends and fetches")
+    print(f"{name} is {url}; `hafiza sync` sends and fetches")
 
 
-@cli.command()
-@click.argument("memory_id", required=False)
-@click.option("--keep", type=click.Choice(("ours", "theirs", "both")),
-              help="Which text to keep: this machine's (ours), the other's (theirs), or both one after the other.")
-@click.option("--json", "as_json", is_flag=True, help="Print the list (or what was done) as JSON.")
-@click.pass_context
+@cli.command(
+    arg("memory_id", nargs="?"),
+    arg("--keep", choices=("ours", "theirs", "both"),
+        help="Which text to keep: this machine's (ours), the other's (theirs), or both one after the other."),
+    flag("--json", "as_json", help="Print the list (or what was done) as JSON."),
+)
 def resolve(ctx, memory_id, keep, as_json):
     """List memories a merge left with two texts, or settle one (ID --keep ours|theirs|both)."""
     from hafiza.vault.sync import conflicted, resolve as settle
@@ -110,12 +111,12 @@ def resolve(ctx, memory_id, keep, as_json):
         if as_json:
             emit(found)
         elif not found:
-            click.echo("no memory holds a merge conflict")
+            print("no memory holds a merge conflict")
         for memory_id, kinds in sorted(found.items()):
-            click.echo(f"{memory_id}: {', '.join(kinds)}  (`hafiza resolve {memory_id} --keep ours|theirs|both`)")
+            print(f"{memory_id}: {', '.join(kinds)}  (`hafiza resolve {memory_id} --keep ours|theirs|both`)")
         return
     done = settle(vault, memory_id, keep)
     if as_json:
         emit(done)
     for line in [] if as_json else done:
-        click.echo(line)
+        print(line)

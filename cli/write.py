@@ -5,13 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
-
 from hafiza.vault.errors import HafizaError, SecretRefused
 from hafiza.vault.kinds import TYPES
 from hafiza.vault.layout import vault_rel
 
-from .app import cli, emit, open_vault, settings_of
+from .app import cli, emit, open_vault
+from .args import arg, edit as edit_text, err, flag, lower, many
 
 
 def _text_arg(text: str | None) -> str:
@@ -32,20 +31,19 @@ def _memory_json(memory) -> dict:
             "status": memory.status, "path": vault_rel(memory.path) if memory.path else None}
 
 
-@cli.command()
-@click.argument("text", required=False)
-@click.option("--title", help="Title (default: the first line of the text).")
-@click.option("--type", "type_", default="knowledge", show_default=True,
-              type=click.Choice(TYPES, case_sensitive=False))
-@click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
-@click.option("--alias", "aliases", multiple=True, help="Another phrase people use for this; repeatable.")
-@click.option("--scope", default="global", show_default=True, help="global or project:<name>.")
-@click.option("--id", "id_", help="Use this id instead of one derived from the title.")
-@click.option("--supersedes", multiple=True, help="Id of a memory this one replaces; repeatable.")
-@click.option("--reason", help="Why, recorded in the commit.")
-@click.option("--to", "to", metavar="NAME", help="Write to the team vault NAME (`hafiza vault list`) instead of yours.")
-@click.option("--json", "as_json", is_flag=True, help="Print the new memory as JSON.")
-@click.pass_context
+@cli.command(
+    arg("text", nargs="?"),
+    arg("--title", help="Title (default: the first line of the text)."),
+    arg("--type", dest="type_", default="knowledge", type=lower, choices=TYPES, help="What kind of memory (any case)."),
+    many("--tag", dest="tags", help="A tag; repeat for more."),
+    many("--alias", dest="aliases", help="Another phrase people use for this; repeatable."),
+    arg("--scope", default="global", help="global or project:<name>."),
+    arg("--id", dest="id_", help="Use this id instead of one derived from the title."),
+    many("--supersedes", help="Id of a memory this one replaces; repeatable."),
+    arg("--reason", help="Why, recorded in the commit."),
+    arg("--to", metavar="NAME", help="Write to the team vault NAME (`hafiza vault list`) instead of yours."),
+    flag("--json", "as_json", help="Print the new memory as JSON."),
+)
 def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, reason, to, as_json):
     """Remember TEXT (or stdin) as a new memory, in one commit (in your vault, or a team's with --to)."""
     vault = open_vault(ctx, to=to)
@@ -55,17 +53,18 @@ def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, rea
         emit(_memory_json(memory))
     else:
         extra = f" (supersedes {', '.join(supersedes)})" if supersedes else ""
-        click.echo(f"remembered {memory.id}{extra}" + (f" in the vault {to}" if to else ""))
+        print(f"remembered {memory.id}{extra}" + (f" in the vault {to}" if to else ""))
 
 
-@cli.command("import")
-@click.argument("source")
-@click.argument("project", required=False)
-@click.option("--scope", help="Scope for memories imported from claude-code (default: project:<its folder>).")
-@click.option("--skip-invalid", is_flag=True, help="Import the valid items and list the others, instead of refusing all.")
-@click.option("--dry-run", is_flag=True, help="Check everything and say what would be imported; write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the imported ids as JSON.")
-@click.pass_context
+@cli.command(
+    arg("source"),
+    arg("project", nargs="?"),
+    arg("--scope", help="Scope for memories imported from claude-code (default: project:<its folder>)."),
+    flag("--skip-invalid", help="Import the valid items and list the others, instead of refusing all."),
+    flag("--dry-run", help="Check everything and say what would be imported; write nothing."),
+    flag("--json", "as_json", help="Print the imported ids as JSON."),
+    name="import",
+)
 def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
     """Import SOURCE: a JSONL file of {id?, title?, text, type?, tags?, scope?, created?},
     a folder of markdown files, or `claude-code [PROJECT]` (Claude Code's MEMORY.md and topic
@@ -88,17 +87,17 @@ def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
     if as_json:
         emit({"imported" if not dry_run else "would_import": [m.id for m in memories], "skipped": problems})
         return
-    click.echo(f"{'would import' if dry_run else 'imported'} {len(memories)} memories from {source}"
-               + ("; nothing was written" if dry_run else ""))
+    print(f"{'would import' if dry_run else 'imported'} {len(memories)} memories from {source}"
+          + ("; nothing was written" if dry_run else ""))
     for problem in problems:
-        click.echo(f"skipped: {problem}", err=True)
+        err(f"skipped: {problem}")
 
 
-@cli.command()
-@click.argument("memory_id")
-@click.option("--text", help="Replace the memory's text with TEXT (- reads stdin) instead of opening an editor.")
-@click.option("--title", help="With --text: a new title too.")
-@click.pass_context
+@cli.command(
+    arg("memory_id"),
+    arg("--text", help="Replace the memory's text with TEXT (- reads stdin) instead of opening an editor."),
+    arg("--title", help="With --text: a new title too."),
+)
 def edit(ctx, memory_id, text, title):
     """Open a memory in $EDITOR (or replace its text with --text); validated and committed."""
     from hafiza.vault.files import read_text
@@ -106,14 +105,14 @@ def edit(ctx, memory_id, text, title):
     vault = open_vault(ctx)
     if text is not None:
         memory = vault.update(memory_id, _text_arg(text), title=title)
-        click.echo(f"updated {memory.id}")
+        print(f"updated {memory.id}")
         return
     if title is not None:
         raise HafizaError("--title goes with --text")
     original = read_text(vault.get(memory_id).path)
-    edited = click.edit(original, extension=".md", require_save=True)
+    edited = edit_text(original, extension=".md")
     if edited is None or edited == original:
-        click.echo("no changes")
+        print("no changes")
         return
     try:
         memory = vault.rewrite(memory_id, edited)
@@ -122,15 +121,15 @@ def edit(ctx, memory_id, text, title):
         masked = " with the secret masked" if isinstance(exc, SecretRefused) else ""
         exc.message = f"{exc.message} (nothing changed; your edit is saved{masked} in {draft})"
         raise exc from None  # keeps its class and exit code
-    click.echo(f"edited {memory.id}")
+    print(f"edited {memory.id}")
 
 
-@cli.command()
-@click.argument("memory_id")
-@click.argument("phrases", nargs=-1, required=True)
-@click.option("--reason", help="Why, recorded in the commit.")
-@click.option("--json", "as_json", is_flag=True, help="Print the memory's aliases as JSON.")
-@click.pass_context
+@cli.command(
+    arg("memory_id"),
+    arg("phrases", nargs="+"),
+    arg("--reason", help="Why, recorded in the commit."),
+    flag("--json", "as_json", help="Print the memory's aliases as JSON."),
+)
 def alias(ctx, memory_id, phrases, reason, as_json):
     """Add PHRASES people may type for MEMORY_ID, e.g. the same thing in the other language.
 
@@ -143,71 +142,70 @@ def alias(ctx, memory_id, phrases, reason, as_json):
     if as_json:
         emit({"id": memory.id, "added": added, "aliases": memory.aliases})
     elif added:
-        click.echo(f"{memory.id}: added {len(added)} alias(es): {'; '.join(added)}")
+        print(f"{memory.id}: added {len(added)} alias(es): {'; '.join(added)}")
     else:
-        click.echo(f"{memory.id}: it already has every one of these aliases")
+        print(f"{memory.id}: it already has every one of these aliases")
 
 
-@cli.command()
-@click.argument("old_id")
-@click.argument("new_id")
-@click.option("--reason", help="Why the old one no longer holds.")
-@click.pass_context
+@cli.command(
+    arg("old_id"),
+    arg("new_id"),
+    arg("--reason", help="Why the old one no longer holds."),
+)
 def supersede(ctx, old_id, new_id, reason):
     """Mark OLD_ID as replaced by NEW_ID (kept, but out of recall)."""
     vault = open_vault(ctx)
     vault.supersede(old_id, new_id, reason)
-    click.echo(f"{old_id} is superseded by {new_id}")
+    print(f"{old_id} is superseded by {new_id}")
 
 
-@cli.command()
-@click.argument("memory_id")
-@click.option("--reason", help="Why it is no longer wanted.")
-@click.pass_context
+@cli.command(
+    arg("memory_id"),
+    arg("--reason", help="Why it is no longer wanted."),
+)
 def forget(ctx, memory_id, reason):
     """Archive a memory: it leaves recall; the file and its history stay."""
     vault = open_vault(ctx)
     vault.forget(memory_id, reason)
-    click.echo(f"archived {memory_id}")
+    print(f"archived {memory_id}")
 
 
-@cli.command()
-@click.argument("memory_ids", nargs=-1, required=True)
-@click.option("--session", help="Session id, for the usage log.")
-@click.pass_context
+@cli.command(
+    arg("memory_ids", nargs="+"),
+    arg("--session", help="Session id, for the usage log."),
+)
 def used(ctx, memory_ids, session):
     """Record that memories were useful (the only upward usefulness signal); a team vault's memory
     counts in that team vault."""
     from hafiza.vault.teams import PERSONAL, by_owner, readable
 
-    for name, ids in by_owner(ctx.obj, readable(Path(settings_of(ctx).config)), memory_ids).items():
+    for name, ids in by_owner(ctx.root, readable(Path(ctx.settings.config)), memory_ids).items():
         open_vault(ctx, to=None if name == PERSONAL else name).record_use(ids, session)
-    click.echo(f"recorded use of {len(memory_ids)} memor{'y' if len(memory_ids) == 1 else 'ies'}")
+    print(f"recorded use of {len(memory_ids)} memor{'y' if len(memory_ids) == 1 else 'ies'}")
 
 
 @cli.command()
-@click.pass_context
 def fold(ctx):
     """Write pending usage counts from the log into the files, in one commit."""
     vault = open_vault(ctx)
     touched = vault.fold()
-    click.echo(f"folded usage of {touched} memories" if touched else "nothing to fold")
+    print(f"folded usage of {touched} memories" if touched else "nothing to fold")
 
 
-@cli.command()
-@click.argument("memory_id", metavar="ID")
-@click.option("--reason", help="Why, recorded in the commit.")
-@click.pass_context
+@cli.command(
+    arg("memory_id", metavar="ID"),
+    arg("--reason", help="Why, recorded in the commit."),
+)
 def restore(ctx, memory_id, reason):
     """Bring an archived (forgotten) memory back into recall, in one commit."""
     memory = open_vault(ctx).restore(memory_id, reason)
-    click.echo(f"restored {memory.id}")
+    print(f"restored {memory.id}")
 
 
-@cli.command()
-@click.argument("commit", required=False)
-@click.option("--redo", is_flag=True, help="Undo the latest undo instead.")
-@click.pass_context
+@cli.command(
+    arg("commit", nargs="?"),
+    flag("--redo", help="Undo the latest undo instead."),
+)
 def undo(ctx, commit, redo):
     """Revert one hafiza commit: the latest change not yet undone (run it again to walk further back),
     or COMMIT. Refuses commits hafiza did not make."""
@@ -215,7 +213,7 @@ def undo(ctx, commit, redo):
         raise HafizaError("--redo takes no COMMIT: it redoes the latest undo")
     vault = open_vault(ctx)
     target, sha = vault.undo(commit, redo=redo)
-    click.echo(f"{'redid' if redo else 'reverted'} {target[:10]} as {sha[:10]}")
+    print(f"{'redid' if redo else 'reverted'} {target[:10]} as {sha[:10]}")
 
 
 def _import_claude_code(vault, project, scope, as_json) -> None:
@@ -229,5 +227,5 @@ def _import_claude_code(vault, project, scope, as_json) -> None:
     if as_json:
         emit({"imported": [m.id for m in imported], "already_imported": seen})
         return
-    click.echo(f"imported {len(imported)} memories from Claude Code ({len(dirs)} project(s))"
-               + (f"; {seen} were imported before" if seen else ""))
+    print(f"imported {len(imported)} memories from Claude Code ({len(dirs)} project(s))"
+          + (f"; {seen} were imported before" if seen else ""))

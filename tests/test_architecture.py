@@ -63,6 +63,13 @@ def test_dependencies_point_down(package):
     assert violations(package) == []
 
 
+def test_nothing_imports_click():
+    """The command line is argparse's: click cost every command 40-60 ms of imports (issue 16)."""
+    found = [f"{path.relative_to(ROOT)}:{line}" for package in LAYERS for path in sorted((ROOT / package).rglob("*.py"))
+             for line, module in imports_of(path, package) if layer_of(module) == "click"]
+    assert found == []
+
+
 def test_the_checker_sees_relative_and_nested_imports(tmp_path, monkeypatch):
     # A deliberate violation in a scratch tree proves the check is not vacuous.
     fake = tmp_path / "vault"
@@ -84,13 +91,14 @@ def test_every_layer_is_a_package_in_its_namespace():
     ("hafiza.vault.store", {"click", "mcp", "whoosh", "numpy"}),
     ("hafiza.indexer.recall", {"click", "mcp", "git"}),
     ("hafiza.hooks.entry", {"click", "mcp", "git", "yaml", "frontmatter"}),
+    ("hafiza.cli.read", {"click", "mcp", "whoosh", "numpy", "yaml"}),
 ])
 def test_importing_a_layer_does_not_pull_in_the_layers_above(module, banned):
     code = f"import sys, {module}\nprint(' '.join(sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert {m.split(".")[0] for m in loaded} & banned == set()
     layer = module.split(".")[1]
-    above = {"vault": LAYERS[1:], "indexer": ("hooks", "cli"), "hooks": ("cli",)}[layer]
+    above = {"vault": LAYERS[1:], "indexer": ("hooks", "cli"), "hooks": ("cli",), "cli": ()}[layer]
     assert [m for m in loaded if m.split(".")[:2] in [["hafiza", a] for a in above]] == []
 
 

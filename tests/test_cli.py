@@ -1,16 +1,17 @@
 """The command line, run as a real process: help, one-line errors, every command's outcome."""
 
+import contextlib
 import importlib
+import io
 import json
+import os
 import pkgutil
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
-from click.testing import CliRunner
 
 from conftest import git_subjects, run_cli
 from hafiza.vault.store import Vault
@@ -25,19 +26,33 @@ def all_commands():
     from hafiza.cli.app import cli
 
     def walk(group, path):
-        for name, command in sorted(group.commands.items()):
+        for name, command in sorted(group.subcommands.items()):
             yield (*path, name), command
-            if isinstance(command, click.Group):
-                yield from walk(command, (*path, name))
+            yield from walk(command, (*path, name))
 
     return cli, list(walk(cli, ()))
+
+
+def in_process(*argv) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `hafiza ARGV...` run in this process: for the help of every command,
+    which would take a process each."""
+    from hafiza.cli.app import run
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            run(list(argv))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
 
 
 def test_each_command_is_loaded_from_the_module_that_defines_it():
     from hafiza.cli.app import COMMANDS
 
     cli, commands = all_commands()
-    defined = {path[0]: command.callback.__module__.rsplit(".", 1)[1] for path, command in commands
+    defined = {path[0]: command.function.__module__.rsplit(".", 1)[1] for path, command in commands
                if len(path) == 1}
     assert defined == {name: module for module, names in COMMANDS.items() for name in names}
 
@@ -46,13 +61,33 @@ def test_a_command_imports_only_its_own_module():
     code = ("import sys; from hafiza.cli.main import main; sys.argv = ['hafiza', *sys.argv[1:]]\n"
             "try: main()\nexcept SystemExit: pass\n"
             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('hafiza.cli.')), file=sys.stderr)")
-    for argv, loaded in ((["--version"], ["main"]), (["show", "--help"], ["app", "main", "read"]),
-                         (["remember", "--help"], ["app", "main", "write"])):
+    for argv, loaded in ((["--version"], ["main"]), (["show", "--help"], ["app", "args", "main", "read"]),
+                         (["remember", "--help"], ["app", "args", "main", "write"])):
         proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
         assert proc.stderr.strip().splitlines()[-1] == repr(loaded), (argv, proc.stderr)
     assert re.fullmatch(r"hafiza, version \S+\n", run_cli("--version").stdout)
-    assert run_cli("--version").stdout == CliRunner().invoke(all_commands()[0], ["--version"],
-                                                             prog_name="hafiza").output
+    # the fast path in main.py and argparse's --version (after --vault, say) print the same line
+    assert run_cli("--version").stdout == in_process("--vault", "/tmp", "--version")[1]
+
+
+def test_only_the_invoked_commands_parser_is_built(monkeypatch):
+    from hafiza.cli.args import Command
+
+    built = []
+    real = Command.parser
+    monkeypatch.setattr(Command, "parser", lambda self, prog, parser=None: built.append(prog) or real(self, prog, parser))
+    assert in_process("fact", "show", "--help")[0] == 0
+    assert built == ["hafiza fact show"]
+    assert in_process("fact", "--help")[0] == 0  # a group's help lists its subcommands: their parsers too
+    assert built[1:] == ["hafiza fact", "hafiza fact set", "hafiza fact show", "hafiza fact history",
+                         "hafiza fact list"]
+
+
+def test_options_and_arguments_come_in_any_order(vault):
+    run_cli("remember", "--type", "rule", "Deploys only from main.", "--id", "deploys", "--tag", "ci")
+    run_cli("alias", "deploys", "canliya cikis", "--reason", "Turkish", "yayina alma")
+    assert vault.get("deploys").aliases == ["canliya cikis", "yayina alma"]
+    assert vault.get("deploys").tags == ["ci"] and vault.get("deploys").type == "rule"
 
 
 def error_line(proc) -> str:
@@ -76,12 +111,74 @@ def test_every_command_has_help():
     expected = {"init", "remember", "import", "show", "list", "edit", "search", "supersede", "forget", "used",
                 "fold", "log", "undo", "reindex", "doctor", "stats"}
     assert expected <= {path[0] for path, _ in commands}
-    runner = CliRunner()
-    for path, command in commands:
-        result = runner.invoke(cli, [*path, "--help"])
-        assert result.exit_code == 0, (path, result.output)
-        assert "Usage:" in result.output
-        assert (command.help or command.short_help or "").strip(), f"{' '.join(path)} has no help text"
+    for path, command in [((), cli), *commands]:
+        for option in ("--help", "-h"):
+            code, out, err = in_process(*path, option)
+            assert (code, err) == (0, ""), (path, err)
+            assert out.startswith(f"Usage: {' '.join(('hafiza', *path))} "), (path, out)
+        assert command.help.strip(), f"{' '.join(path)} has no help text"
+        for name, sub in command.subcommands.items():  # a group lists its subcommands, each with a summary
+            assert re.search(rf"^ +{name} +{re.escape(sub.summary[:20])}", out, re.M), (path, name, out)
+
+
+def test_the_top_help_lists_every_command_with_a_summary():
+    _, commands = all_commands()
+    out = run_cli("--help").stdout
+    for (name, *rest), command in commands:
+        if not rest:
+            assert re.search(rf"^  {name} +{re.escape(command.summary[:20])}", out, re.M), name
+
+
+@pytest.mark.parametrize("args, message", [
+    (("nope",), "Error: no such command 'nope'"),
+    (("--nope", "list"), "Error: unrecognized arguments: --nope"),
+    (("list", "--nope"), "Error: unrecognized arguments: --nope"),
+    (("show",), "Error: the following arguments are required: MEMORY_ID"),
+    (("fact", "nope"), "Error: argument COMMAND: invalid choice: 'nope'"),
+    (("fact", "set", "acme"), "Error: the following arguments are required: ATTRIBUTE, VALUE"),
+    (("search", "x", "-n", "0"), "Error: argument -n/--limit: 0 is smaller than 1"),
+    (("curate", "--pass", "nope"), "Error: argument --pass: invalid choice: 'nope'"),
+    (("sessions", "search", "x", "--since", "yesterday"),
+     "Error: argument --since: 'yesterday' is not a date (YYYY-MM-DD)"),
+    (("inbox", "file", "--since", "2026-13-01"), "Error: argument --since: '2026-13-01' is not a date"),
+    (("search", "--batch", "/no/such/file"), "Error: argument --batch: cannot open '/no/such/file'"),
+    (("search",), "Error: give a QUERY (or --batch FILE)"),
+    (("install", "codex", "--plugin", "p"), "Error: --plugin is for claude-code only"),
+])
+def test_a_usage_error_is_usage_and_one_error_line_with_status_2(vault, args, message):
+    proc = run_cli(*args, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"Usage: hafiza")
+    assert "Try 'hafiza" in proc.stderr
+    assert error_line(proc).startswith(message), proc.stderr
+
+
+def test_a_group_without_its_subcommand_shows_its_help(vault):
+    proc = run_cli("fact", check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith("Usage: hafiza fact [-h] COMMAND ...")
+    assert "history" in proc.stderr
+    proc = run_cli(check=False)
+    assert proc.returncode == 2 and "commands (`hafiza COMMAND -h`" in proc.stderr
+
+
+def test_a_group_runs_its_own_listing_when_no_subcommand_is_given(vault):
+    assert json.loads(run_cli("vault", "--json").stdout) == json.loads(run_cli("vault", "list", "--json").stdout)
+    assert run_cli("review").stdout.startswith("no review branches")
+
+
+def test_memory_types_are_case_insensitive(vault):
+    assert run_cli("remember", "Deploys only from main.", "--type", "Rule", "--id", "deploys").returncode == 0
+    assert vault.get("deploys").type == "rule"
+    assert [d["id"] for d in json.loads(run_cli("list", "--type", "RULE", "--json").stdout)] == ["deploys"]
+
+
+def test_no_click_anywhere():
+    """click cost every command 40-60 ms of imports (issue 16): the command line is argparse's."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hafiza.cli.main", "list", "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "argparse" in imported and not {m for m in imported if m.split(".")[0] == "click"}
 
 
 def test_every_command_is_in_the_readme():
@@ -95,6 +192,7 @@ def test_help_as_a_process():
     out = run_cli("--help").stdout
     assert "remember" in out and "search" in out
     assert "Usage: hafiza remember" in run_cli("remember", "-h").stdout
+    assert "Usage: hafiza review accept" in run_cli("review", "accept", "--help").stdout
 
 
 @pytest.mark.parametrize("args, code, message", [
@@ -103,7 +201,7 @@ def test_help_as_a_process():
     (("edit", "nope"), 3, "Error: no memory with id 'nope'"),
     (("used", "nope"), 3, "Error: no memory with id 'nope'"),
     (("supersede", "nope", "nada"), 3, "Error: no memory with id 'nada'"),
-    (("remember", "text", "--type", "memo"), 2, "Error: Invalid value for '--type'"),
+    (("remember", "text", "--type", "memo"), 2, "Error: argument --type: invalid choice: 'memo'"),
     (("remember", "text", "--scope", "team"), 1, "Error: scope: 'team' must be 'global' or 'project:<name>'"),
     (("remember", "text", "--id", "Bad Id"), 1, "Error: id 'Bad Id' is not valid"),
     (("remember", "   "), 1, "Error: the memory text is empty"),
@@ -552,3 +650,51 @@ def test_fold_and_used_through_the_cli(listed):
     assert run_cli("used", "pnpm", "deploy").stdout.strip() == "recorded use of 2 memories"
     assert run_cli("fold").stdout.strip() == "folded usage of 2 memories"
     assert Vault(listed.root).get("deploy").used == 1
+
+
+# ---- what click drew for us: colour and progress, on a terminal only
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    from hafiza.cli.args import style
+
+    main, other = os.openpty()
+    with open(other, "w") as terminal, open(os.devnull, "w") as pipe:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+        assert style("FAIL", fg="red", stream=terminal) == "\x1b[31mFAIL\x1b[0m"
+        assert style("id", bold=True, stream=terminal) == "\x1b[1mid\x1b[0m"
+        assert style("FAIL", fg="red", stream=pipe) == "FAIL"
+        monkeypatch.setenv("NO_COLOR", "1")
+        assert style("FAIL", fg="red", stream=terminal) == "FAIL"
+    os.close(main)
+
+
+def test_the_progress_bar_draws_on_stderr_once_per_percent(capsys):
+    from hafiza.cli.args import Bar
+
+    bar = Bar("indexing", 200)
+    for done in range(0, 201):
+        bar.update(done)
+    err = capsys.readouterr().err
+    assert err.count("\r") == 101 and err.endswith("\rindexing [" + "#" * 36 + "] 100%  200/200\n")
+    assert "\rindexing [" + "#" * 18 + "-" * 18 + "]  50%  100/200" in err
+
+
+def test_reindex_draws_a_progress_bar_on_a_terminal_only(vault):
+    vault.import_many([{"text": f"Note {n} about the queue workers."} for n in range(60)], source="import:test")
+    assert run_cli("reindex").stderr == ""
+    main, other = os.openpty()
+    proc = subprocess.run([sys.executable, "-m", "hafiza.cli.main", "reindex"], stdout=subprocess.PIPE,
+                          stderr=other, timeout=120)
+    os.close(other)
+    drawn = b""
+    while chunk := _read(main):
+        drawn += chunk
+    os.close(main)
+    assert proc.returncode == 0 and b"indexing [" in drawn and b"100%  60/60" in drawn
+
+
+def _read(fd) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the terminal's other end is closed and all was read
+        return b""

@@ -12,6 +12,8 @@ too, each command required to succeed.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shlex
@@ -20,7 +22,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
 import pytest
 
 from conftest import ROOT, git, project_repo
@@ -83,47 +84,45 @@ def _cli():
 
 
 def resolve(words: list[str]):
-    """(the command that `hafiza WORDS...` names, the words left for it)."""
-    cli = _cli()
-    command, rest = cli, list(words)
-    with click.Context(cli, info_name="hafiza") as ctx:
-        while isinstance(command, click.Group) and rest and not rest[0].startswith("-"):
-            sub = command.get_command(ctx, rest[0])
-            if sub is None:
-                break
-            ctx = click.Context(sub, info_name=rest[0], parent=ctx)
-            command, rest = sub, rest[1:]
-    return command, rest
+    """(the command that `hafiza WORDS...` names, the words left for it); the top when none."""
+    from hafiza.cli.app import find
+
+    command, rest = find(list(words))
+    return (command or _cli()), rest
 
 
 def options_of(command) -> set[str]:
-    names = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)} | {"--help", "-h"}
-    if isinstance(command, click.Group):
-        ctx = click.Context(command)
-        for name in command.list_commands(ctx):
-            names |= options_of(command.get_command(ctx, name))
+    names = {"--help", "-h"}
+    for flags, options in command.params:
+        names |= {f for f in flags if f.startswith("-")}
+        if isinstance(options.get("action"), type) and options["action"].__name__ == "BooleanOptionalAction":
+            names |= {"--no-" + f[2:] for f in flags if f.startswith("--")}
+    for sub in command.subcommands.values():
+        names |= options_of(sub)
     return names
 
 
 def synopsis_problems(text: str) -> list[str]:
     """What is wrong with a command as the README writes it: a command that does not exist, an option the
-    command does not have, or (for a full command line, without placeholders) arguments click refuses."""
+    command does not have, or (for a full command line, without placeholders) arguments its parser refuses."""
     words = shlex.split(text, comments=True)[1:]
     command, rest = resolve(words)
-    if command is _cli() or (rest and not rest[0].startswith("-") and isinstance(command, click.Group)
-                             and not command.invoke_without_command):
+    if command is _cli() or (rest and not rest[0].startswith("-") and command.subcommands and not command.bare):
         return [f"no command `hafiza {' '.join(words[:2])}`"]
     known = options_of(command)
     given = [w.split("=")[0] for w in rest if re.match(r"--?[a-zA-Z]", w)]
     problems = [f"`{text}`: no option {opt}" for opt in given if opt not in known]
     placeholder = re.search(r"[<>\[\]|…]|\.\.\.|\b[A-Z]{2,}\b", " ".join(rest))
     if not problems and not placeholder:
+        from hafiza.cli.app import parse
+
+        stderr = io.StringIO()
         try:
-            command.make_context(words[0] if words else "hafiza", rest, resilient_parsing=False)
-        except click.exceptions.Exit:
-            pass
-        except click.UsageError as exc:
-            problems.append(f"`{text}`: {exc.format_message()}")
+            with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+                parse(words)
+        except SystemExit as exc:
+            if exc.code:
+                problems.append(f"`{text}`: {stderr.getvalue().splitlines()[-1]}")
     return problems
 
 
