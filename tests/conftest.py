@@ -73,6 +73,16 @@ def run_cli(*args, input: str | None = None, env: dict | None = None, check: boo
     return proc
 
 
+def edit_in_place(path: Path, old: str, new: str) -> None:
+    """Replace `old` with `new` in `path` as an editor saving in place does: same file, no rename, so the
+    folder's mtime stays and only a kernel watch (or a full comparison) sees the edit."""
+    with open(path, "r+", encoding="utf-8") as fh:
+        text = fh.read().replace(old, new)
+        fh.seek(0)
+        fh.write(text)
+        fh.truncate()
+
+
 def git_subjects(root: Path) -> list[str]:
     out = subprocess.run(["git", "-C", str(root), "log", "--format=%s"], capture_output=True, text=True, check=True)
     return out.stdout.splitlines()

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from conftest import git, git_subjects, run_cli
+from conftest import edit_in_place, git, git_subjects, run_cli
 from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, Recall
 from hafiza.indexer.refresh import writable
 from hafiza.vault import facts
@@ -334,10 +334,7 @@ def test_the_warm_process_sees_a_fact_change_and_a_hand_edit_of_a_note(acme):
         # Its one full comparison done, only the kernel's watch can tell it of an edit made in place.
         assert _wait(lambda: "full_sync_s" in (wire.ask(acme.root, {"op": "status"}) or {}), 15)
         path = acme.root / ACME
-        with open(path, "r+", encoding="utf-8") as fh:  # in place: no rename, the folder's mtime stays
-            text = fh.read().replace("- Ayşe Yılmaz (since", "- Zeynep Demirtaş (since")
-            fh.seek(0)
-            fh.write(text)
+        edit_in_place(path, "- Ayşe Yılmaz (since", "- Zeynep Demirtaş (since")
         asked = {**prompt, "session_id": "contact", "prompt": "is Zeynep Demirtaş the Acme contact person?"}
         assert _wait(lambda: "fact:acme-a-s/contact" in context_of(hook("claude-code", "UserPromptSubmit",
                                                                        asked, env)), 15)

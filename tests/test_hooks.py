@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import edit_in_place
 from hafiza.hooks import wire
 from hafiza.hooks.clients import hook_argv
 from hafiza.vault import usage
@@ -424,10 +425,7 @@ def test_the_warm_process_sees_new_and_hand_edited_memories(filled):
         # An in-place edit (no rename, so the folder's mtime stays) is picked up through the kernel's watch
         # (hooks/watch.py), or where there is none by the idle full sync.
         path = filled.memories_dir / "kafka-topics-via-terraform.md"
-        with open(path, "r+", encoding="utf-8") as fh:
-            text = fh.read().replace("Kafka topics are created", "Kafka topics and Zookeeper nodes are created")
-            fh.seek(0)
-            fh.write(text)
+        edit_in_place(path, "Kafka topics are created", "Kafka topics and Zookeeper nodes are created")
         zk = {**prompt, "session_id": "zk", "prompt": "who creates the zookeeper nodes?"}
         assert _wait(lambda: "kafka-topics-via-terraform" in context_of(hook("claude-code", "UserPromptSubmit",
                                                                            zk, env)), 15)

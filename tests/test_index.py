@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import run_cli
+from conftest import edit_in_place, run_cli
 from hafiza.indexer.index import Index
 from hafiza.indexer.recall import Recall
 from hafiza.vault.errors import HafizaError
@@ -368,10 +368,7 @@ def test_a_kernel_watch_names_edits_made_in_place_and_only_those_are_read(filled
     try:
         assert index.follow(watch.changed).touched == 0  # nothing yet
         path = filled.memories_dir / "pnpm.md"
-        with open(path, "r+", encoding="utf-8") as fh:  # in place: the folder's mtime does not move
-            text = fh.read().replace("We use pnpm", "We use pnpm 9")
-            fh.seek(0)
-            fh.write(text)
+        edit_in_place(path, "We use pnpm", "We use pnpm 9")
         write(filled, ".pnpm.md.123.tmp", "id: temp", "An editor's temp file.")  # never a memory
         read = _counting_reads(monkeypatch)
         report = index.follow(watch.changed)

@@ -317,12 +317,14 @@ class GitStore:
 
     def commit_contents(self, files: dict[str, bytes], msg: str) -> str:
         """Commit `files` (path -> bytes) as given rather than as the work tree now holds them; the sha."""
-        entries = []
-        for rel, data in files.items():
-            blob = self._exec(("hash-object", "-w", "--stdin"), None, data).decode().strip()
-            entries.append(f"100644 {blob}\t{rel}")
-        self._run("update-index", "-z", "--index-info", stdin=entries)
+        self._stage_contents(files)
         return self._commit_staged(msg)
+
+    def _stage_contents(self, files: dict[str, bytes], env: dict | None = None) -> None:
+        """Put `files` (path -> bytes) in git's index (the one `env` names, if it does) as given."""
+        entries = [f"100644 {self._exec(('hash-object', '-w', '--stdin'), None, data).decode().strip()}\t{rel}"
+                   for rel, data in files.items()]
+        self._run("update-index", "-z", "--index-info", env=env, stdin=entries)
 
     def unstage(self, paths) -> None:
         """Take `paths` out of git's index again (as the last commit has them, or not at all)."""
@@ -434,11 +436,7 @@ class GitStore:
                "GIT_CONFIG_VALUE_0": "false"}
         try:
             self._run("read-tree", parent, env=env)
-            entries = []
-            for path, data in files.items():
-                blob = self._exec(("hash-object", "-w", "--stdin"), None, data).decode().strip()
-                entries += ["--cacheinfo", f"100644,{blob},{path}"]
-            self._run("update-index", "--add", *entries, env=env)
+            self._stage_contents(files, env)
             tree = self._run("write-tree", env=env).strip()
         finally:
             index.unlink(missing_ok=True)

@@ -79,19 +79,6 @@ def memory_files(folder: Path) -> list[Path]:
     return sorted(paths)
 
 
-def entries(folder: Path):
-    """(name relative to memories/, DirEntry) for each entry that may be a memory file: what a scan of
-    the folders sees, without a stat per file."""
-    for sub, prefix in ((folder, ""), *((s, f"{s.name}/") for s in shard_folders(folder))):
-        try:
-            with os.scandir(sub) as it:
-                for entry in it:
-                    if entry.name.endswith(".md"):
-                        yield prefix + entry.name, entry
-        except FileNotFoundError:
-            continue
-
-
 def rel_name(path: Path) -> str:
     """`x.md` or `3f/x.md`: a memory file's name relative to memories/, as the index knows it."""
     return f"{path.parent.name}/{path.name}" if is_shard(path.parent.name) else path.name
