@@ -214,7 +214,7 @@ def test_a_refused_edit_is_kept_private_with_the_secret_masked(kept, tmp_path):
 
 KILL_AT = """
 import os, signal, sys
-from hafiza.vault import git, store
+from hafiza.vault import git, gitindex, store
 
 moment, count = sys.argv[1], int(sys.argv[2])
 seen = {}
@@ -234,13 +234,15 @@ def die_after(name, real):
 store.atomic_write = die_after("write", store.atomic_write)
 real_run = git.GitStore._run
 def run(self, *args, **kwargs):
-    # Staging is `add` or `update-index --stdin`; the commit lands when `update-ref` moves the branch.
+    # Staging is `add`, `update-index --stdin`, or hafiza bringing git's index level itself (gitindex.level);
+    # the commit lands when `update-ref` moves the branch.
     step = {"update-index": "add", "update-ref": "commit"}.get(args[0], args[0])
     if step in ("add", "commit"):
         return wrapped[step](self, *args, **kwargs)
     return real_run(self, *args, **kwargs)
 wrapped = {name: die_after(name, real_run) for name in ("add", "commit")}
 git.GitStore._run = run
+gitindex.level = die_after("add", gitindex.level)
 sys.argv = ["hafiza", *sys.argv[3:]]
 from hafiza.cli.main import main
 main()

@@ -172,13 +172,19 @@ def test_between_full_looks_a_secret_in_a_hand_edit_of_a_changed_file_stops_the_
     assert key in path.read_text()  # the person's file is theirs: rolled back to their text, not to git's
 
 
-def test_between_full_looks_changes_staged_by_hand_are_not_taken_into_a_write(large):
+def test_between_full_looks_changes_staged_by_hand_stay_staged_out_of_a_write_until_the_next_look(large):
     path = large.memories_dir / "staging.md"
     path.write_text(path.read_text().replace("8080", "9090"))
     subprocess.run(["git", "-C", str(large.root), "add", "memories/staging.md"], check=True)
     large.remember("Production deploys only from main.", id="deploys")
-    assert git_subjects(large.root)[:2] == ["hafiza: remember deploys", "hafiza: record manual edits"]
-    assert large.git.changed_paths("HEAD") == ["memories/deploys.md"]
+    assert git_subjects(large.root)[:2] == ["hafiza: remember deploys", "hafiza: remember staging"]
+    assert large.git.changed_paths("HEAD") == ["memories/deploys.md"]  # made from HEAD's trees, not git's index
+    staged = subprocess.run(["git", "-C", str(large.root), "diff", "--cached", "--name-only"], capture_output=True,
+                            text=True, check=True).stdout
+    assert staged == "memories/staging.md\n"  # still the person's, as they staged it
+    _age_the_last_look(large)
+    large.remember("Reviews need two approvals.", id="reviews")
+    assert git_subjects(large.root)[:2] == ["hafiza: remember reviews", "hafiza: record manual edits"]
     assert large.git.changed_paths("HEAD~1") == ["memories/staging.md"]
     assert not large.git.changed()
 

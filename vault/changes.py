@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 from .files import append_lines, atomic_write
-from .layout import is_memory_rel, shard_folders
+from .layout import is_memory_rel, shard_stats
 from .paths import FACTS, MEMORIES, SIDECAR
 
 LOG = "changes"
@@ -61,9 +61,9 @@ def folder_mtime(root: Path) -> int | str | None:
         stamp: int | str = os.stat(folder).st_mtime_ns
     except FileNotFoundError:
         return None
-    subfolders = shard_folders(folder)
+    subfolders = shard_stats(folder)
     if subfolders:
-        stamp = f"{stamp}+{len(subfolders)}@{max(os.stat(sub).st_mtime_ns for sub in subfolders)}"
+        stamp = f"{stamp}+{len(subfolders)}@{max(info.st_mtime_ns for _, info in subfolders)}"
     try:
         return f"{stamp}/{os.stat(Path(root) / FACTS).st_mtime_ns}"
     except FileNotFoundError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,15 +215,85 @@ class GitStore:
         `only`: refuse (StagedElsewhere, nothing committed) if git's index held other changes already,
         which a `git add` made by hand leaves: the caller did not look at them first.
         """
-        if paths is None:
-            self._run("add", "-A")
-        else:
-            self.stage(paths)
         env = None
         if when is not None:
             stamp = when.isoformat()
             env = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+        if paths is not None:
+            sha = self._commit_files([str(p) for p in paths], msg, env)
+            if sha is not None:
+                return sha
+        if paths is None:
+            self._run("add", "-A")
+        else:
+            self.stage(paths)
         return self._commit_staged(msg, env, expect={str(p) for p in paths} if only and paths is not None else None)
+
+    def _commit_files(self, rels: list[str], msg: str, env: dict | None) -> str | None:
+        """Commit the files `rels` (as the work tree holds them; deleted where it holds none) on top of
+        HEAD, from HEAD's own trees edited in memory (vault/trees.py) rather than from git's index, which
+        `write-tree` reads and rewrites whole. git's index is then brought level for these paths only, so
+        changes staged there by hand stay staged, not committed. None, and nothing done, where this does
+        not apply (no commit yet, a folder, a link, an executable, a name git's line-based input cannot
+        carry): the caller takes the index's way."""
+        from . import gitindex, trees
+
+        parent = self.head()
+        if parent is None or not rels or any("\n" in rel or "\\" in rel or rel.startswith("/") for rel in rels):
+            return None
+        present = {}  # path -> its stat, taken before git reads it: a change made after is seen as one
+        for rel in rels:
+            try:
+                info = os.lstat(self.root / rel)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return None
+            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o111:
+                return None
+            present[rel] = info
+        folders = trees.folders(rels)
+        found = self._objects([f"{parent}:{folder}" if folder else f"{parent}^{{tree}}" for folder in folders])
+        if any(entry is not None and entry[0] != b"tree" for entry in found):
+            return None  # a file where the commit has a folder
+        size = len(parent) // 2
+        parsed = {folder: trees.parse(entry[1], size) if entry else None for folder, entry in zip(folders, found)}
+        for rel in rels:
+            folder, _, name = rel.rpartition("/")
+            was = (parsed[folder] or {}).get(name.encode("utf-8", "surrogateescape"))
+            if was is not None and was[0] != trees.FILE:
+                return None  # a folder, link or executable becomes a file: git's index knows how
+        # Blobs through git, which applies the vault's attributes (eol, filters) as `git add` would.
+        asked = "".join(f"{rel}\n" for rel in present).encode("utf-8", "surrogateescape")
+        out = self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b""
+        blobs = dict(zip(present, (bytes.fromhex(line) for line in out.decode("ascii").split())))
+        root, written = trees.edit(parsed, {rel: blobs.get(rel) for rel in rels}, size)
+        if not self._write_trees(written):
+            return None
+        sha = self._run("commit-tree", root.hex(), "-p", parent, "-m", msg.strip("\n"), env=env).strip()
+        try:
+            gitindex.level(self.git_dir, {rel: (present[rel], blobs[rel]) if rel in present else None for rel in rels})
+        except (gitindex.Unsupported, OSError):
+            self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
+        subject = msg.split("\n", 1)[0]
+        self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
+        return sha
+
+    def _write_trees(self, written: dict[bytes, bytes]) -> bool:
+        """Store tree objects (raw id -> body) through git, one process for all; False (a tree of
+        vault/trees.py that git names otherwise: never seen, but the index's way is then taken) if any
+        id git gives differs from ours."""
+        files = []
+        try:
+            for n, body in enumerate(written.values()):
+                files.append(self.git_dir / f"{PATHSPEC}{os.getpid()}-{n}.tree")
+                files[-1].write_bytes(body)
+            out = self._exec(("hash-object", "-w", "-t", "tree", "--no-filters", "--stdin-paths"), None,
+                             "".join(f"{f}\n" for f in files).encode("utf-8", "surrogateescape"))
+        finally:
+            for f in files:
+                f.unlink(missing_ok=True)
+        return out.decode("ascii").split() == [sha.hex() for sha in written]
 
     def _commit_staged(self, msg: str, env: dict | None = None, expect: set[str] | None = None) -> str:
         """Commit what git's index holds on top of HEAD; the new sha."""
@@ -240,19 +311,23 @@ class GitStore:
         return sha
 
     def tune(self) -> None:
-        """git's untracked cache, for a folder of many files: `git status` (every write's hand-edit
-        check) then skips re-listing folders that did not change. Per machine, never synced.
+        """Per machine, never synced: git's untracked cache, for a folder of many files: `git status`
+        (a write's hand-edit check) then skips re-listing folders that did not change.
 
         Not a split index or index version 4, though at 100,000 memories a split index cut staging one
         file from 0.15 to 0.04 s: git tools that are not git itself (isomorphic-git in Obsidian's git
         plugin, JGit in Eclipse) refuse such an index, and the vault is meant to be edited anywhere.
-        The cache is an optional index extension, which readers that do not know it skip."""
+        The cache is an optional index extension, which readers that do not know it skip.
+
+        And git's record of where the index's entries end (EOIE, optional too): with it a commit brings
+        the index level for its own few paths without git rewriting all of it (vault/gitindex.py)."""
         try:
-            if "untrackedcache" in (self.git_dir / "config").read_text("utf-8", "replace").lower():
-                return  # set already (or by the user, who knows better)
+            config = (self.git_dir / "config").read_text("utf-8", "replace").lower()
         except OSError:
             return
-        self._run("config", "--local", "core.untrackedCache", "true")
+        for key in ("core.untrackedCache", "index.recordEndOfIndexEntries"):
+            if key.rpartition(".")[2].lower() not in config:  # unset (or set by the user, who knows better)
+                self._run("config", "--local", key, "true")
 
     def log(self, limit: int | None = 50, path: str | None = None, rev: str | None = None,
             first_parent: bool = False) -> list[Commit]:
@@ -567,6 +642,10 @@ class GitStore:
     def blobs(self, specs: list[str]) -> list[bytes | None]:
         """The bytes of each `rev:path` (or `:stage:path`) in `specs`, None where there is no such file; one
         git process for all of them (a sync reads hundreds)."""
+        return [entry[1] if entry and entry[0] == b"blob" else None for entry in self._objects(specs)]
+
+    def _objects(self, specs: list[str]) -> list[tuple[bytes, bytes] | None]:
+        """(type, bytes) of each object `specs` names (`rev:path`, `rev^{tree}`), None where there is none."""
         if not specs:
             return []
         if any("\n" in spec for spec in specs):
@@ -576,11 +655,11 @@ class GitStore:
         for _ in specs:
             end = out.index(b"\n", at)
             header = out[at:end].split()
-            if len(header) == 3 and header[1] == b"blob":
+            if len(header) == 3 and header[2].isdigit():
                 size = int(header[2])
-                found.append(out[end + 1:end + 1 + size])
+                found.append((header[1], out[end + 1:end + 1 + size]))
                 at = end + 2 + size
-            else:  # `<spec> missing`, or not a blob
+            else:  # `<spec> missing`
                 found.append(None)
                 at = end + 1
         return found
@@ -720,13 +799,17 @@ def _require_git() -> None:
 
 
 def _git(args, cwd: Path, env: dict | None = None, stdin=None):
-    """One git process in `cwd`: its CompletedProcess (bytes), whatever its exit code."""
+    """One git process in `cwd`: its CompletedProcess (bytes), whatever its exit code.
+
+    Without closing the parent's descriptors in the child (`close_fds`): Python opens every file
+    non-inheritable (PEP 446), so there are none to close but the three standard ones, and the
+    closing walk cost each of a write's half-dozen git processes ~1.5 ms."""
     import subprocess
 
     return subprocess.run(["git", *args], cwd=cwd, env=None if env is None else {**os.environ, **env},
                           input=stdin if isinstance(stdin, bytes) else None,
                           stdin=None if isinstance(stdin, bytes) else (stdin or subprocess.DEVNULL),
-                          capture_output=True)
+                          capture_output=True, close_fds=False)
 
 
 def pack(root: Path, loose: bool = False):

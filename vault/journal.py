@@ -51,10 +51,12 @@ class Journal:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         header = {"pid": os.getpid(), "head": head, "time": time.time(), "after": list(after)}
         self._after = tuple(after)
+        # Not synced to disk: what a killed process wrote is in the page cache for the next writer, and after
+        # a power cut a lost journal leaves the files written, which the next write commits as edits (a
+        # synced first line alone, without the paths after it, would not say which files to roll back).
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, FILE_MODE)
         try:
             os.write(fd, (json.dumps(header) + "\n").encode())
-            os.fsync(fd)
         finally:
             os.close(fd)
         self.active = True

@@ -52,9 +52,14 @@ def existing(folder: Path, memory_id: str) -> Path | None:
 
 
 def shard_folders(folder: Path) -> list[Path]:
-    """The subfolders that exist, in order: 256 stats, never a listing of memories/ (which may be large).
-    None at all when the folder's link count says it has no subfolder (2 on ext4 and most file systems;
-    btrfs says 1 whatever it holds, and is looked at)."""
+    """The subfolders that exist, in order."""
+    return [path for path, _ in shard_stats(folder)]
+
+
+def shard_stats(folder: Path) -> list[tuple[Path, os.stat_result]]:
+    """(path, stat) of each subfolder that exists, in order: 256 stats, never a listing of memories/ (which
+    may be large). None at all when the folder's link count says it has no subfolder (2 on ext4 and most
+    file systems; btrfs says 1 whatever it holds, and is looked at)."""
     try:
         if os.stat(folder).st_nlink == 2:
             return []
@@ -64,10 +69,11 @@ def shard_folders(folder: Path) -> list[Path]:
     for name in SHARDS:
         path = folder / name
         try:
-            if os.stat(path).st_mode & 0o170000 == 0o040000:
-                found.append(path)
+            info = os.stat(path)
         except OSError:
             continue
+        if info.st_mode & 0o170000 == 0o040000:
+            found.append((path, info))
     return found
 
 

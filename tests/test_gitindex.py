@@ -1,0 +1,169 @@
+"""A commit of a few files made from HEAD's trees (vault/trees.py), and git's index brought level for those
+paths only (vault/gitindex.py): the same commit and the same index git itself makes, checked against git
+on real repositories."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+
+import pytest
+
+from conftest import git
+from hafiza.vault import gitindex
+from hafiza.vault.git import GitStore
+
+FILES = {
+    "README.md": "top\n",
+    "memories/a.md": "a\n",
+    "memories/m.md": "m\n",
+    "memories/3f/b.md": "b\n",
+    "memories/3f/d.md": "d\n",
+    "memories/3f/f.md": "f\n",
+    "memories/40/x.md": "x\n",
+    "memories/3f-notes/y.md": "y\n",  # sorts between memories/3f/ and memories/40/ in git's index
+    "facts/acme.md": "acme\n",
+}
+
+
+def _repo(root, files=FILES, eoie=True):
+    root.mkdir()
+    git(root, "init", "-q", "--initial-branch=main")
+    git(root, "config", "index.recordEndOfIndexEntries", "true" if eoie else "false")
+    git(root, "config", "core.untrackedCache", "true")
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    git(root, "status", "--porcelain")  # the untracked cache, as a vault's periodic look leaves it
+    return root
+
+
+def _apply(root, change: dict[str, str | None]) -> None:
+    for rel, text in change.items():
+        if text is None:
+            (root / rel).unlink()
+        else:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+
+
+def _state(root) -> tuple[str, str]:
+    return git(root, "ls-files", "-s"), git(root, "rev-parse", "HEAD^{tree}")
+
+
+CHANGES = [
+    {"memories/3f/d.md": "d changed\n"},  # a file changed in place
+    {"memories/3f/c.md": "new\n"},  # a new file in the middle of its folder
+    {"memories/3f/a.md": "first\n", "memories/3f/z.md": "last\n"},  # at either end
+    {"memories/3f/e.md": "e\n", "memories/3f/d.md": "d again\n"},  # a new file before a changed one
+    {"memories/3f/b.md": None},  # removed
+    {"memories/40/x.md": None},  # its folder's last file: the folder goes
+    {"memories/m.md": "m changed\n", "memories/b.md": "b\n", "facts/acme.md": "acme moved\n"},
+]
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=lambda c: ",".join(f"{k}={'-' if v is None else '+'}" for k, v in c.items()))
+def test_a_commit_and_the_index_are_what_git_add_and_git_commit_make(tmp_path, change):
+    ours, theirs = _repo(tmp_path / "ours"), None
+    theirs = tmp_path / "theirs"
+    shutil.copytree(ours, theirs, symlinks=True)
+    for root in (ours, theirs):
+        _apply(root, change)
+    before = (ours / ".git" / "index").read_bytes()
+    sha = GitStore(ours).commit(list(change), "hafiza: a change\n\nbody\n")
+    git(theirs, "add", "-A")
+    git(theirs, "commit", "-q", "-m", "x")
+
+    after = (ours / ".git" / "index").read_bytes()
+    assert b"UNTR" in before and b"UNTR" not in after  # spliced here, not written by git (which keeps it)
+    assert _state(ours) == _state(theirs)
+    assert git(ours, "rev-parse", "HEAD") == sha + "\n"
+    assert git(ours, "diff-files", "--name-only") == ""  # stat data as git would record it: no file looks changed
+    assert git(ours, "status", "--porcelain") == ""
+    assert git(ours, "write-tree") == git(ours, "rev-parse", "HEAD^{tree}")  # the tree cache was marked out of date
+    git(ours, "fsck", "--strict", "--no-progress")
+    assert not (ours / ".git" / "index.lock").exists()
+
+
+def test_the_index_is_spliced_not_rewritten_by_git(tmp_path):
+    root = _repo(tmp_path / "v")
+    data = (root / ".git" / "index").read_bytes()
+    _apply(root, {"memories/3f/c.md": "new\n"})
+    info = (root / "memories/3f/c.md").stat()
+    blob = bytes.fromhex(git(root, "hash-object", "-w", "memories/3f/c.md").strip())
+    spliced = b"".join(gitindex._spliced(data, {"memories/3f/c.md": (info, blob)}))
+    assert struct.unpack(">I", spliced[8:12])[0] == struct.unpack(">I", data[8:12])[0] + 1
+    # every entry before and after the new one is byte for byte as it was
+    at = spliced.index(b"memories/3f/c.md") - gitindex.FIXED
+    assert spliced[12:at] == data[12:at]
+    assert b"UNTR" in data and b"UNTR" not in spliced  # git rebuilds its untracked cache on its next look
+
+
+def test_a_file_changed_after_the_commit_is_seen_changed(tmp_path):
+    root = _repo(tmp_path / "v")
+    _apply(root, {"memories/3f/d.md": "d changed\n"})
+    GitStore(root).commit(["memories/3f/d.md"], "hafiza: one\n")
+    (root / "memories/3f/d.md").write_text("d by hand!\n")
+    assert git(root, "status", "--porcelain") == " M memories/3f/d.md\n"
+
+
+@pytest.mark.parametrize("why", ["no end-of-entries record", "index version 4", "a new folder", "a new top file",
+                                 "staged by hand", "assume-unchanged"])
+def test_an_index_or_change_this_does_not_handle_is_left_to_git(tmp_path, why):
+    root = _repo(tmp_path / "v", eoie=why != "no end-of-entries record")
+    change = {"memories/3f/c.md": "new\n"}
+    if why == "index version 4":
+        git(root, "update-index", "--index-version", "4")
+    elif why == "a new folder":
+        change = {"memories/77/q.md": "q\n"}
+    elif why == "a new top file":
+        change = {"NOTES.md": "notes\n"}
+    elif why == "staged by hand":
+        _apply(root, {"memories/m.md": "staged by hand\n"})
+        git(root, "add", "memories/m.md")
+    elif why == "assume-unchanged":
+        git(root, "update-index", "--assume-unchanged", "memories/3f/d.md")
+        change = {"memories/3f/d.md": "d changed\n"}
+    _apply(root, change)
+    data = (root / ".git" / "index").read_bytes()
+    info = (root / next(iter(change))).stat()
+    if why not in ("staged by hand",):
+        with pytest.raises(gitindex.Unsupported):
+            gitindex._spliced(data, {rel: (info, b"\1" * 20) for rel in change})
+    GitStore(root).commit(list(change), "hafiza: one\n")
+    if why != "assume-unchanged":  # git is told not to look at that file: its entry stays as the user left it
+        assert git(root, "diff", "--cached", "--name-only", "HEAD") == (
+            "memories/m.md\n" if why == "staged by hand" else "")  # staged by hand: still staged, not committed
+    assert git(root, "show", "--name-only", "--format=", "HEAD") == "".join(f"{rel}\n" for rel in change)
+    if why == "index version 4":
+        assert (root / ".git" / "index").read_bytes()[4:8] == struct.pack(">I", 4)
+
+
+def test_a_held_index_lock_is_left_alone(tmp_path):
+    root = _repo(tmp_path / "v")
+    (root / ".git" / "index.lock").write_bytes(b"someone else's")
+    _apply(root, {"memories/3f/c.md": "new\n"})
+    with pytest.raises(FileExistsError):
+        gitindex.level(root / ".git", {"memories/3f/c.md": ((root / "memories/3f/c.md").stat(), b"\1" * 20)})
+    assert (root / ".git" / "index.lock").read_bytes() == b"someone else's"
+
+
+def test_a_corrupt_index_is_not_blessed_with_a_new_checksum(tmp_path):
+    root = _repo(tmp_path / "v")
+    data = bytearray((root / ".git" / "index").read_bytes())
+    data[40] ^= 0xFF
+    with pytest.raises(gitindex.Unsupported, match="checksum"):
+        gitindex._spliced(bytes(data), {})
+
+
+def test_a_commit_made_through_git_index_refuses_what_was_staged_by_hand(tmp_path):
+    from hafiza.vault.git import StagedElsewhere
+
+    root = _repo(tmp_path / "v")
+    _apply(root, {"memories/m.md": "staged by hand\n", "memories/3f/new/deep.md": "deep\n"})
+    git(root, "add", "memories/m.md")
+    with pytest.raises(StagedElsewhere):  # a folder is committed through git's index, which holds more
+        GitStore(root).commit(["memories/3f/new"], "hafiza: one\n", only=True)
+    assert git(root, "log", "--format=%s") == "start\n"
