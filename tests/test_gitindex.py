@@ -167,3 +167,18 @@ def test_a_commit_made_through_git_index_refuses_what_was_staged_by_hand(tmp_pat
     with pytest.raises(StagedElsewhere):  # a folder is committed through git's index, which holds more
         GitStore(root).commit(["memories/3f/new"], "hafiza: one\n", only=True)
     assert git(root, "log", "--format=%s") == "start\n"
+
+
+def test_the_checksum_is_verified_unless_the_index_is_the_very_file_hafiza_wrote(tmp_path):
+    root = _repo(tmp_path / "v")
+    _apply(root, {"memories/3f/c.md": "new\n"})
+    GitStore(root).commit(["memories/3f/c.md"], "hafiza: one\n")
+    index = root / ".git" / "index"
+    assert (root / ".git" / gitindex.STAMP).read_text() == gitindex._stamp(index.stat())
+    data = bytearray(index.read_bytes())
+    data[40] ^= 0xFF  # damaged afterwards (the file's mtime moves with it)
+    index.write_bytes(bytes(data))
+    _apply(root, {"memories/3f/e.md": "e\n"})
+    with pytest.raises(gitindex.Unsupported, match="checksum"):
+        gitindex.level(root / ".git", {"memories/3f/e.md": ((root / "memories/3f/e.md").stat(), b"\1" * 20)})
+    assert index.read_bytes() == bytes(data) and not (root / ".git" / "index.lock").exists()

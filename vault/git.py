@@ -286,7 +286,7 @@ class GitStore:
         files = []
         try:
             for n, body in enumerate(written.values()):
-                files.append(self.git_dir / f"{PATHSPEC}{os.getpid()}-{n}.tree")
+                files.append(self.git_dir / f"{PATHSPEC}{os.getpid()}.{n}.tree")
                 files[-1].write_bytes(body)
             out = self._exec(("hash-object", "-w", "-t", "tree", "--no-filters", "--stdin-paths"), None,
                              "".join(f"{f}\n" for f in files).encode("utf-8", "surrogateescape"))
@@ -429,7 +429,7 @@ class GitStore:
 
         found = []
         for path in self.git_dir.glob(f"{PATHSPEC}*"):
-            pid = path.name[len(PATHSPEC):].split(".")[0]  # `<pid>` or `<pid>.index`
+            pid = path.name[len(PATHSPEC):].split(".")[0]  # `<pid>`, `<pid>.index`, `<pid>.<n>.tree`
             if pid.isdigit() and not alive(int(pid)):
                 found.append(path)
         return found

@@ -33,6 +33,7 @@ FIXED = 62  # bytes of an entry before its path: 10 stat fields, a 20-byte id, 2
 END_OF_ENTRIES = b"EOIE"
 TREE = b"TREE"
 KEPT = (b"REUC",)  # optional extensions that stay valid whatever entries change
+STAMP = "hafiza-index"  # in .git/: which index file this module wrote last (its checksum is known good)
 MAX_WALK = 5_000  # entries of a folder walked to find a path (a sharded folder holds a few hundred)
 _MODES = {0o100644, 0o100755, 0o120000, 0o160000}
 
@@ -46,17 +47,28 @@ def level(git_dir: Path, changes: dict[str, tuple[os.stat_result, bytes] | None]
     blob id), or remove it (None). One atomic replacement of .git/index under git's own lock file.
     Raises Unsupported, having written nothing, where git itself must do it; FileExistsError when
     another git process holds the index."""
-    index, lock = git_dir / "index", git_dir / "index.lock"
+    import mmap
+
+    index, lock, stamp = git_dir / "index", git_dir / "index.lock", git_dir / STAMP
     fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    done = False
+    done, data = False, None
     try:
         with open(index, "rb") as f:
-            os.fchmod(fd, st.S_IMODE(os.fstat(f.fileno()).st_mode))
-            data = f.read()
-        for piece in _spliced(data, changes):  # the unchanged runs of entries as views of `data`, not copies
+            info = os.fstat(f.fileno())
+            os.fchmod(fd, st.S_IMODE(info.st_mode))
+            if info.st_size < HEADER + 20:
+                raise Unsupported("an index too short to be one")
+            # Mapped, not read: the unchanged runs of entries go from the page cache to the new file uncopied.
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            ours = stamp.read_text("ascii") == _stamp(info)
+        except (OSError, UnicodeDecodeError):
+            ours = False
+        for piece in _spliced(data, changes, checked=ours):
             view = memoryview(piece)
             while view:
                 view = view[os.write(fd, view):]
+            del view, piece
         os.close(fd)
         fd = -1
         os.replace(lock, index)
@@ -66,15 +78,31 @@ def level(git_dir: Path, changes: dict[str, tuple[os.stat_result, bytes] | None]
             os.close(fd)
         if not done:
             lock.unlink(missing_ok=True)
+        if data is not None:
+            try:
+                data.close()
+            except BufferError:
+                pass  # a view of it is still held by an exception's frames: unmapped when they go
+    try:
+        stamp.write_text(_stamp(os.stat(index)), "ascii")
+    except OSError:
+        pass  # the next write verifies the checksum again
 
 
-def _spliced(data, changes: dict[str, tuple[os.stat_result, bytes] | None]) -> list:
-    """The index `data` with `changes` applied: the new file's pieces, in
-    order, the unchanged runs of entries as views of `data`."""
+def _stamp(info: os.stat_result) -> str:
+    """What tells the index file this module last wrote from any other: git writes a new file (a new
+    inode) each time it writes the index."""
+    return f"{info.st_ino} {info.st_size} {info.st_mtime_ns}"
+
+
+def _spliced(data, changes: dict[str, tuple[os.stat_result, bytes] | None], checked: bool = False) -> list:
+    """The index `data` (bytes, or a map of the file) with `changes` applied: the new file's pieces, in
+    order, the unchanged runs of entries as views of `data`. Its checksum is verified first unless `checked` (this module wrote
+    that very file, and computed it)."""
     whole = memoryview(data)
     if len(data) < HEADER + 20 or data[:4] != b"DIRC" or struct.unpack(">I", data[4:8])[0] != 2:
         raise Unsupported("not a version 2 index")
-    if hashlib.sha1(whole[:-20]).digest() != data[-20:]:
+    if not checked and hashlib.sha1(whole[:-20]).digest() != data[-20:]:
         raise Unsupported("the index's checksum does not match: git will say what is wrong")
     count = struct.unpack(">I", data[8:12])[0]
     end, extensions = _extensions(data)
