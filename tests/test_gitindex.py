@@ -141,13 +141,21 @@ def test_an_index_or_change_this_does_not_handle_is_left_to_git(tmp_path, why):
         assert (root / ".git" / "index").read_bytes()[4:8] == struct.pack(">I", 4)
 
 
-def test_a_held_index_lock_is_left_alone(tmp_path):
+def test_a_held_index_lock_is_waited_for_then_left_alone(tmp_path, monkeypatch):
+    import threading
+
     root = _repo(tmp_path / "v")
-    (root / ".git" / "index.lock").write_bytes(b"someone else's")
+    lock = root / ".git" / "index.lock"
+    lock.write_bytes(b"someone else's")
     _apply(root, {"memories/3f/c.md": "new\n"})
+    monkeypatch.setattr(gitindex, "LOCK_WAIT", 0.1)
     with pytest.raises(FileExistsError):
         gitindex.level(root / ".git", {"memories/3f/c.md": ((root / "memories/3f/c.md").stat(), b"\1" * 20)})
-    assert (root / ".git" / "index.lock").read_bytes() == b"someone else's"
+    assert lock.read_bytes() == b"someone else's"
+    monkeypatch.setattr(gitindex, "LOCK_WAIT", 5.0)
+    threading.Timer(1.0, lock.unlink).start()  # a `git status` that lets go
+    GitStore(root).commit(["memories/3f/c.md"], "hafiza: one\n")
+    assert git(root, "status", "--porcelain") == ""
 
 
 def test_a_corrupt_index_is_not_blessed_with_a_new_checksum(tmp_path):

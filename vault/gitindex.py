@@ -34,6 +34,7 @@ END_OF_ENTRIES = b"EOIE"
 TREE = b"TREE"
 KEPT = (b"REUC",)  # optional extensions that stay valid whatever entries change
 STAMP = "hafiza-index"  # in .git/: which index file this module wrote last (its checksum is known good)
+LOCK_WAIT = 2.0  # seconds
 MAX_WALK = 5_000  # entries of a folder walked to find a path (a sharded folder holds a few hundred)
 _MODES = {0o100644, 0o100755, 0o120000, 0o160000}
 
@@ -46,11 +47,11 @@ def level(git_dir: Path, changes: dict[str, tuple[os.stat_result, bytes] | None]
     """Set the entry of each path in `changes` to (its file's stat, taken before its blob was made; its raw
     blob id), or remove it (None). One atomic replacement of .git/index under git's own lock file.
     Raises Unsupported, having written nothing, where git itself must do it; FileExistsError when
-    another git process holds the index."""
+    another git process holds the index longer than LOCK_WAIT."""
     import mmap
 
     index, lock, stamp = git_dir / "index", git_dir / "index.lock", git_dir / STAMP
-    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    fd = _take(lock)
     done, data = False, None
     try:
         with open(index, "rb") as f:
@@ -87,6 +88,21 @@ def level(git_dir: Path, changes: dict[str, tuple[os.stat_result, bytes] | None]
         stamp.write_text(_stamp(os.stat(index)), "ascii")
     except OSError:
         pass  # the next write verifies the checksum again
+
+
+def _take(lock: Path) -> int:
+    """git's lock on its index, waiting up to LOCK_WAIT seconds for another git process to let go of it (an
+    editor's git integration runs `git status` often, and that writes the index); FileExistsError after."""
+    import time
+
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _stamp(info: os.stat_result) -> str:
