@@ -190,3 +190,14 @@ def test_the_checksum_is_verified_unless_the_index_is_the_very_file_hafiza_wrote
     with pytest.raises(gitindex.Unsupported, match="checksum"):
         gitindex.level(root / ".git", {"memories/3f/e.md": ((root / "memories/3f/e.md").stat(), b"\1" * 20)})
     assert index.read_bytes() == bytes(data) and not (root / ".git" / "index.lock").exists()
+
+
+def test_many_paths_are_left_to_git(tmp_path):
+    root = _repo(tmp_path / "v")
+    change = {f"memories/3f/n{n:03d}.md": f"{n}\n" for n in range(gitindex.MAX_PATHS + 1)}
+    _apply(root, change)
+    with pytest.raises(gitindex.Unsupported, match="many"):
+        gitindex.level(root / ".git", {rel: ((root / rel).stat(), b"\1" * 20) for rel in change})
+    GitStore(root).commit(list(change), "hafiza: import\n")
+    assert git(root, "status", "--porcelain") == ""
+    assert len(git(root, "show", "--name-only", "--format=", "HEAD").split()) == len(change)

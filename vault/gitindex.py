@@ -35,6 +35,7 @@ TREE = b"TREE"
 KEPT = (b"REUC",)  # optional extensions that stay valid whatever entries change
 STAMP = "hafiza-index"  # in .git/: which index file this module wrote last (its checksum is known good)
 LOCK_WAIT = 2.0  # seconds
+MAX_PATHS = 64  # each is found by a search of the index: an import's thousands are left to git
 MAX_WALK = 5_000  # entries of a folder walked to find a path (a sharded folder holds a few hundred)
 _MODES = {0o100644, 0o100755, 0o120000, 0o160000}
 
@@ -50,6 +51,8 @@ def level(git_dir: Path, changes: dict[str, tuple[os.stat_result, bytes] | None]
     another git process holds the index longer than LOCK_WAIT."""
     import mmap
 
+    if len(changes) > MAX_PATHS:
+        raise Unsupported("many paths: git updates them all in one pass over the index")
     index, lock, stamp = git_dir / "index", git_dir / "index.lock", git_dir / STAMP
     fd = _take(lock)
     done, data = False, None
