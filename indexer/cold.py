@@ -34,17 +34,20 @@ from . import impact
 from .schema import FIELD_BOOSTS
 
 SUMMARY = "segments.json"
-VERSION = 2  # 2: length_bytes
+VERSION = 2  # 2: length_bytes. Version 1 is still read; only a view of pending writes needs the table.
 MAGIC = b"HAFDOC02"  # 02: the id table
+MAGIC_1 = b"HAFDOC01"  # without it: read, and written again by the next build (impact.build)
 INDEX_NAME = "MAIN"  # Whoosh's default index name, which Index uses
 
 
 class Stored:
     """One segment's `.docs` file, memory-mapped: document `n`'s stored fields are read when asked for."""
 
-    def __init__(self, data: mmap.mmap, offsets: memoryview, start: int, hashes: memoryview, numbers: memoryview):
+    def __init__(self, data: mmap.mmap, offsets: memoryview, start: int, hashes: memoryview | None,
+                 numbers: memoryview | None):
         self.data, self.offsets, self.start = data, offsets, start
-        self.hashes, self.numbers = hashes, numbers  # each document's key hash (see `key`), sorted; its number
+        # Each document's key hash (see `key`), sorted, and its number; None in a file of an earlier version.
+        self.hashes, self.numbers = hashes, numbers
 
     @classmethod
     def open(cls, path: Path, sid: str, doc_count: int) -> Stored | None:
@@ -57,17 +60,22 @@ class Stored:
         view = memoryview(data)
         try:
             order, n, name = view[8:20].cast("I")
-            if bytes(view[:8]) != MAGIC or order != 0x01020304 or n != doc_count or \
+            magic = bytes(view[:8])
+            if magic not in (MAGIC, MAGIC_1) or order != 0x01020304 or n != doc_count or \
                     bytes(view[20:20 + name]) != sid.encode():
                 return None
             at = _aligned(20 + name)
             offsets = view[at:at + 8 * (n + 1)].cast("Q")
-            at += 8 * (n + 1)
-            hashes = view[at:at + 4 * n].cast("I")
-            at = _aligned(at + 4 * n)
-            numbers = view[at:at + 4 * n].cast("I")
-            start = _aligned(at + 4 * n)
-            if len(offsets) != n + 1 or len(numbers) != n or start + offsets[n] != len(data):
+            start = at + 8 * (n + 1)
+            hashes = numbers = None
+            if magic == MAGIC:
+                hashes = view[start:start + 4 * n].cast("I")
+                at = _aligned(start + 4 * n)
+                numbers = view[at:at + 4 * n].cast("I")
+                start = _aligned(at + 4 * n)
+                if len(numbers) != n:
+                    return None
+            if len(offsets) != n + 1 or start + offsets[n] != len(data):
                 return None
         except (ValueError, TypeError):
             return None
@@ -210,6 +218,10 @@ class Files:
         """Whether the next commit merges segments (index.py commits with `merged`)."""
         return bool(merged([leaf.docs for leaf in self._leaves]))
 
+    def extensible(self) -> bool:
+        """Whether these files can take pending writes (`plus`): files of an earlier version lack what it needs."""
+        return self._length_bytes is not None and all(leaf.stored.hashes is not None for leaf in self._leaves)
+
     def segment(self, k: int) -> Leaf:
         return self._leaves[k]
 
@@ -254,10 +266,10 @@ def open_files(index_dir: Path) -> Files | None:
     try:
         summary = json.loads((where / SUMMARY).read_bytes())
         generation = latest_generation(index_dir)
-        if summary.get("version") != VERSION or generation is None or summary.get("generation") != generation:
+        if summary.get("version") not in (1, VERSION) or generation is None or summary.get("generation") != generation:
             return None
-        length_bytes = summary["length_bytes"]
-        if len(length_bytes) != 256:
+        length_bytes = summary.get("length_bytes")
+        if length_bytes is not None and len(length_bytes) != 256:
             return None
         leaves, lengths, values = [], {}, {}
         for segment in summary["segments"]:

@@ -90,12 +90,13 @@ def stored_fields(doc: dict) -> dict:
 
 def overlay(files: cold.Files, preview) -> cold.Files | None:
     """`files` (the generation `preview` was made against) as the commit of `preview`'s changes leaves it;
-    None when that commit would also merge segments, or the files are of another generation."""
+    None when that commit would also merge segments, or the files are of another generation or an earlier
+    version (the commit writes them again)."""
     if files.generation != preview.generation:
         return None
     if not preview.changes:
         return files  # nothing to commit (files touched, not changed)
-    if files.merges():
+    if files.merges() or not files.extensible():
         return None
     added: list[dict] = []
     deleted: dict[int, set[int]] = {}
