@@ -7,9 +7,11 @@ indexer/impact.py), the counts BM25F weighs them by, which documents are deleted
 fields of the few documents it returns. So after each commit, beside each segment's impact file,
 hafiza keeps under .hafiza/impact/:
 
-    <segment id>.docs   the segment's stored fields, document by document (marshal, zlib)
+    <segment id>.docs   the segment's stored fields, document by document (marshal, zlib), and which
+                        documents hold each id (for a search that ranks unindexed writes: pending.py)
     segments.json       the generation's segments: documents, deleted ones, field length totals,
-                        and the values of the status and scope fields
+                        and the values of the status and scope fields; and how Whoosh rounds a
+                        document's field length
 
 A fresh process whose index is in step reads these when they describe the index's newest generation
 (its latest `_MAIN_<n>.toc`), and opens Whoosh otherwise. The scores are Whoosh's: document counts,
@@ -25,23 +27,27 @@ import mmap
 import os
 import zlib
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from pathlib import Path
 
 from . import impact
 from .schema import FIELD_BOOSTS
 
 SUMMARY = "segments.json"
-VERSION = 1
-MAGIC = b"HAFDOC01"
+VERSION = 2  # 2: length_bytes. Version 1 is still read; only a view of pending writes needs the table.
+MAGIC = b"HAFDOC02"  # 02: the id table
+MAGIC_1 = b"HAFDOC01"  # without it: read, and written again by the next build (impact.build)
 INDEX_NAME = "MAIN"  # Whoosh's default index name, which Index uses
 
 
 class Stored:
     """One segment's `.docs` file, memory-mapped: document `n`'s stored fields are read when asked for."""
 
-    def __init__(self, data: mmap.mmap, offsets: memoryview, start: int):
+    def __init__(self, data: mmap.mmap, offsets: memoryview, start: int, hashes: memoryview | None,
+                 numbers: memoryview | None):
         self.data, self.offsets, self.start = data, offsets, start
+        # Each document's key hash (see `key`), sorted, and its number; None in a file of an earlier version.
+        self.hashes, self.numbers = hashes, numbers
 
     @classmethod
     def open(cls, path: Path, sid: str, doc_count: int) -> Stored | None:
@@ -54,17 +60,26 @@ class Stored:
         view = memoryview(data)
         try:
             order, n, name = view[8:20].cast("I")
-            if bytes(view[:8]) != MAGIC or order != 0x01020304 or n != doc_count or \
+            magic = bytes(view[:8])
+            if magic not in (MAGIC, MAGIC_1) or order != 0x01020304 or n != doc_count or \
                     bytes(view[20:20 + name]) != sid.encode():
                 return None
             at = _aligned(20 + name)
             offsets = view[at:at + 8 * (n + 1)].cast("Q")
             start = at + 8 * (n + 1)
+            hashes = numbers = None
+            if magic == MAGIC:
+                hashes = view[start:start + 4 * n].cast("I")
+                at = _aligned(start + 4 * n)
+                numbers = view[at:at + 4 * n].cast("I")
+                start = _aligned(at + 4 * n)
+                if len(numbers) != n:
+                    return None
             if len(offsets) != n + 1 or start + offsets[n] != len(data):
                 return None
         except (ValueError, TypeError):
             return None
-        return cls(data, offsets, start)
+        return cls(data, offsets, start, hashes, numbers)
 
     def get(self, docnum: int) -> dict:
         begin, end = self.offsets[docnum], self.offsets[docnum + 1]
@@ -73,17 +88,37 @@ class Stored:
         except (ValueError, EOFError, TypeError, zlib.error) as exc:
             raise OSError(f"a damaged stored-fields file: {exc}") from None  # Recall rebuilds the index
 
+    def holding(self, doc_key: str) -> list[int]:
+        """The documents whose id has `doc_key` as its `key` (and perhaps a few others: the table holds hashes)."""
+        wanted, hashes = zlib.crc32(doc_key.encode()), self.hashes
+        at = bisect_left(hashes, wanted)
+        out = []
+        while at < len(hashes) and hashes[at] == wanted:
+            out.append(self.numbers[at])
+            at += 1
+        return out
+
+
+def key(doc_id: str) -> str:
+    """What a file's documents are taken out of the index by (index.py `_drop`): a memory's id, or the
+    `fact:<slug>` of each attribute document `fact:<slug>/<attribute>` of a fact note."""
+    return doc_id.partition("/")[0]
+
 
 def write_stored(segment, sid: str, path: Path) -> bool:
     """Write the `.docs` file of a Whoosh segment reader (aside, then renamed); whether it was written.
     Deleted documents are kept: document numbers stay those of the segment."""
     n = segment.doc_count_all()
-    offsets, blobs, size = array("Q", [0]), [], 0
+    offsets, blobs, keys, size = array("Q", [0]), [], [], 0
     for docnum in range(n):
-        blob = zlib.compress(marshal.dumps(segment.stored_fields(docnum)), 1)
+        fields = segment.stored_fields(docnum)
+        keys.append((zlib.crc32(key(str(fields.get("id", ""))).encode()), docnum))
+        blob = zlib.compress(marshal.dumps(fields), 1)
         blobs.append(blob)
         size += len(blob)
         offsets.append(size)
+    keys.sort()
+    hashes, numbers = array("I", (h for h, _ in keys)), array("I", (d for _, d in keys))
     name = sid.encode()
     head = MAGIC + array("I", [0x01020304, n, len(name)]).tobytes() + name
     head += bytes(-len(head) % 8)
@@ -92,6 +127,9 @@ def write_stored(segment, sid: str, path: Path) -> bool:
         with open(aside, "wb") as out:
             out.write(head)
             out.write(offsets.tobytes())
+            for table in (hashes, numbers):
+                out.write(table.tobytes())
+                out.write(bytes(-4 * n % 8))
             for blob in blobs:
                 out.write(blob)
         os.replace(aside, path)
@@ -104,10 +142,13 @@ def write_stored(segment, sid: str, path: Path) -> bool:
 def describe(reader, where: Path) -> None:
     """Write segments.json for the generation `reader` reads (after its segments' files are written), unless
     it already describes it. A file that cannot be written leaves fresh processes on Whoosh."""
+    from whoosh.util.numeric import byte_to_length
+
     path = where / SUMMARY
     generation = reader.generation()
     try:
-        if json.loads(path.read_bytes()).get("generation") == generation:
+        found = json.loads(path.read_bytes())
+        if found.get("generation") == generation and found.get("version") == VERSION:
             return
     except (OSError, ValueError, AttributeError):
         pass
@@ -123,7 +164,11 @@ def describe(reader, where: Path) -> None:
         })
     aside = path.with_name(f"{SUMMARY}.{os.getpid()}.tmp")
     try:
-        aside.write_text(json.dumps({"version": VERSION, "generation": generation, "segments": segments}))
+        # Each length a document's field can have as Whoosh stores it (one byte: whoosh.util.numeric), for the
+        # documents a search ranks before they are committed (pending.py).
+        length_bytes = [byte_to_length(b) for b in range(256)]
+        aside.write_text(json.dumps({"version": VERSION, "generation": generation, "segments": segments,
+                                     "length_bytes": length_bytes}))
         os.replace(aside, path)
     except OSError:
         aside.unlink(missing_ok=True)
@@ -147,13 +192,46 @@ class Leaf:
 class Files:
     """The part of a Whoosh reader that keyword recall uses (search.View, recall._keyword), from the files."""
 
-    def __init__(self, generation: int, leaves: list[Leaf], lengths: dict[str, int], values: dict[str, set[str]]):
+    def __init__(self, generation: int, leaves: list[Leaf], lengths: dict[str, int], values: dict[str, set[str]],
+                 length_bytes: list[int]):
         self.generation = generation
+        self.state = None  # what the view was made at (recall.Recall._files_view)
         self._leaves = leaves
         self._offsets = [0]
         for leaf in leaves[:-1]:
             self._offsets.append(self._offsets[-1] + leaf.docs)
-        self._lengths, self._values = lengths, values
+        self._lengths, self._values, self._length_bytes = lengths, values, length_bytes
+
+    def plus(self, deleted: dict[int, set[int]], leaf: Leaf | None, lengths: dict[str, int],
+             values: dict[str, set[str]]) -> Files:
+        """The index as a commit that deletes `deleted` ({segment: its document numbers}) and adds the segment
+        `leaf` (field length totals `lengths`, status and scope `values`) leaves it, if the commit merges no
+        segments (see `merges`): pending.py makes such a view."""
+        leaves = [Leaf(old.sid, old.docs, old.deleted_docs_set | deleted[k], old.file, old.stored) if k in deleted
+                  else old for k, old in enumerate(self._leaves)]
+        summed = {field: self._lengths.get(field, 0) + lengths.get(field, 0) for field in {*self._lengths, *lengths}}
+        merged = {field: self._values.get(field, set()) | values.get(field, set()) for field in {*self._values, *values}}
+        return Files(self.generation, leaves + ([leaf] if leaf is not None else []), summed, merged,
+                     self._length_bytes)
+
+    def merges(self) -> bool:
+        """Whether the next commit merges segments (index.py commits with `merged`)."""
+        return bool(merged([leaf.docs for leaf in self._leaves]))
+
+    def extensible(self) -> bool:
+        """Whether these files can take pending writes (`plus`): files of an earlier version lack what it needs."""
+        return self._length_bytes is not None and all(leaf.stored.hashes is not None for leaf in self._leaves)
+
+    def segment(self, k: int) -> Leaf:
+        return self._leaves[k]
+
+    def segment_count(self) -> int:
+        return len(self._leaves)
+
+    def quantized(self, length: int) -> int:
+        """A document's field length as Whoosh stores it: rounded to one of 256 (whoosh.util.numeric)."""
+        table = self._length_bytes
+        return table[min(bisect_left(table, length), len(table) - 1)]
 
     def leaves(self) -> list[tuple[Leaf, int, impact.SegmentFile]]:
         return [(leaf, offset, leaf.file) for leaf, offset in zip(self._leaves, self._offsets)]
@@ -188,7 +266,10 @@ def open_files(index_dir: Path) -> Files | None:
     try:
         summary = json.loads((where / SUMMARY).read_bytes())
         generation = latest_generation(index_dir)
-        if summary.get("version") != VERSION or generation is None or summary.get("generation") != generation:
+        if summary.get("version") not in (1, VERSION) or generation is None or summary.get("generation") != generation:
+            return None
+        length_bytes = summary.get("length_bytes")
+        if length_bytes is not None and len(length_bytes) != 256:
             return None
         leaves, lengths, values = [], {}, {}
         for segment in summary["segments"]:
@@ -204,7 +285,7 @@ def open_files(index_dir: Path) -> Files | None:
                 values.setdefault(field, set()).update(found)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return Files(generation, leaves, lengths, values) if leaves else None
+    return Files(generation, leaves, lengths, values, length_bytes) if leaves else None
 
 
 def latest_generation(index_dir: Path) -> int | None:
@@ -215,6 +296,29 @@ def latest_generation(index_dir: Path) -> int | None:
             n = int(name[len(prefix):-4])
             found = n if found is None or n > found else found
     return found
+
+
+def merged(counts: list[int]) -> list[int]:
+    """Which segments (their positions) a commit merges, given each one's documents, in the order it reads them:
+    Whoosh's MERGE_SMALL rule (whoosh.writing), the smallest ones up to the first, from the fifth on, where
+    together they hold fewer documents than fib(its position + 5); none when there is no such point. The
+    commit decides by this (index.py `_merge_small`), and so can a search that has not loaded Whoosh
+    (pending.py)."""
+    total = 0
+    order = sorted(range(len(counts)), key=counts.__getitem__)  # stable, as Whoosh's sort
+    for i, k in enumerate(order):
+        total += max(counts[k], 0)
+        if i > 3 and total < _fibonacci(i + 5):
+            return order[:i + 1]
+    return []
+
+
+def _fibonacci(n: int) -> int:
+    """whoosh.util.fib: 1, 2, 3, 5, 8, ... for n = 1, 2, 3, 4, 5, ..."""
+    a, b = 1, 2
+    for _ in range(n - 1):
+        a, b = b, a + b
+    return a if n > 0 else 0
 
 
 def _aligned(at: int) -> int:

@@ -132,7 +132,8 @@ def build(ix, minimum: int = 1) -> list[str]:
             path, count = where / f"{sid}.imp", segment.doc_count_all()
             found = SegmentFile.open(path, sid, count)
             wrote = (found is None or not complete(found, segment)) and write(segment, sid, path)
-            if cold.Stored.open(path.with_suffix(".docs"), sid, count) is None:
+            stored = cold.Stored.open(path.with_suffix(".docs"), sid, count)
+            if stored is None or stored.hashes is None:  # missing, or of a version without the id table
                 wrote = cold.write_stored(segment, sid, path.with_suffix(".docs")) or wrote
             if wrote:
                 written.append(sid)

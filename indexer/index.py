@@ -25,9 +25,19 @@ from hafiza.vault.text import first_line
 
 from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
 
-SYNCED = "synced"    # .hafiza/synced: the stamps (manifest mtime, change-log position) the index last matched
+SYNCED = "synced"    # .hafiza/synced: the stamps (manifest mtime, change-log position, index generation) the index
+                     # last matched
 MANIFEST = "manifest.db"
 SNIPPET_CHARS = 500  # also the body start that is embedded
+DROP, ADD, UPDATE = "drop", "add", "update"  # the changes of a sync (Index._changes)
+
+
+class Preview:
+    """What a sync would change (Index.preview): `changes` in order, the index `generation` and the `stamps`
+    they apply to, and `report` (counts, and unparsable files as they would be; None when in step)."""
+
+    def __init__(self, changes: list, generation: int, stamps: tuple, report: "SyncReport"):
+        self.changes, self.generation, self.stamps, self.report = changes, generation, stamps, report
 
 
 class SyncReport:
@@ -66,6 +76,7 @@ class Index:
         self._ix = None
         self._seen: tuple | None = None
         self._stamped: tuple | None = None  # what .hafiza/synced says, as this process last wrote or read it
+        self._stamped_generation: int | None = None  # and the index generation it says that was
         self._errors: dict[str, str] | None = None  # unparsable files as of the last sync
 
     def _manifest(self):
@@ -99,9 +110,10 @@ class Index:
         return self.root / name if name.startswith(f"{FACTS}/") else self.memories_dir / name
 
     def _stat(self, names) -> dict[str, tuple[int, int]]:
-        """`_scan` for a few names: those that exist."""
+        """`_scan` for a few names: those that exist, in order of name (the order they are indexed in, so
+        that a search ranking them before they are indexed numbers them as the commit will: pending.py)."""
         out = {}
-        for name in names:
+        for name in sorted(names):
             if _is_memory_name(name):
                 try:
                     st = os.lstat(self._path(name))
@@ -201,9 +213,9 @@ class Index:
                 if ix is None:
                     return None
                 report = self._apply(ix, manifest, manifest.rows(names), self._stat(names), progress)
-            applied = (_mtime(self.manifest_path), stamps[1])
+            applied, generation = (_mtime(self.manifest_path), stamps[1]), _generation(self.dir)
         self._ix = _reopened(self.dir, ix)
-        self._in_step(applied, report.errors)
+        self._in_step(applied, report.errors, generation)
         return report
 
     def _full_sync(self, stamps: tuple, progress) -> SyncReport:
@@ -223,7 +235,8 @@ class Index:
             errors = _errors(rows)
         on_disk = self._scan()
         if not _moved(rows, on_disk):
-            self._in_step(stamps, errors)
+            # The generation as it is now: one committed since the stamps were taken moved the manifest too.
+            self._in_step(stamps, errors, _generation(self.dir))
             from . import impact
 
             # An index made before impact files existed gets them here, in doctor or a warm process's first
@@ -238,40 +251,64 @@ class Index:
             with manifest:  # the rows may have moved on while we waited
                 report = self._apply(ix, manifest, manifest.rows(), on_disk, progress)
             # The log as it was before the scan: a file another writer adds meanwhile must not be vouched for.
-            applied = (_mtime(self.manifest_path), stamps[1])
+            applied, generation = (_mtime(self.manifest_path), stamps[1]), _generation(self.dir)
         self._ix = _reopened(self.dir, ix)
-        self._in_step(applied, report.errors)
+        self._in_step(applied, report.errors, generation)
         return report
 
-    def _in_step(self, stamps: tuple, errors: dict[str, str]) -> None:
-        """The index matches the files as of `stamps`: remember it here, and in .hafiza/synced for
-        the quick open of the next fresh process."""
+    def _in_step(self, stamps: tuple, errors: dict[str, str], generation: int | None) -> None:
+        """The index (its Whoosh `generation`) matches the files as of `stamps`: remember it here, and in
+        .hafiza/synced for the quick open of the next fresh process, and for `preview`."""
         self._seen, self._errors = stamps, errors
-        if stamps != (self._stamped or self._read_stamped()):
+        stamped = self._stamped or self._read_stamped()
+        if (stamps, generation) != (stamped, self._stamped_generation):
             try:
-                atomic_write(self.sidecar / SYNCED, json.dumps([stamps[0], stamps[1].to_json()]), fsync=False)
-                self._stamped = stamps
+                atomic_write(self.sidecar / SYNCED, json.dumps([stamps[0], stamps[1].to_json(), generation]),
+                             fsync=False)
+                self._stamped, self._stamped_generation = stamps, generation
             except OSError:
                 pass
 
     def _read_stamped(self):
         try:
-            manifest_mtime, position = json.loads((self.sidecar / SYNCED).read_text())
+            manifest_mtime, position, *generation = json.loads((self.sidecar / SYNCED).read_text())
             position = changes.Position.from_json(position)
             self._stamped = (manifest_mtime, position) if position is not None else None
+            self._stamped_generation = generation[0] if generation and isinstance(generation[0], int) else None
         except (OSError, ValueError, TypeError):
-            self._stamped = None
+            self._stamped, self._stamped_generation = None, None
         return self._stamped
 
     def _apply(self, ix, manifest, rows: dict, on_disk: dict, progress, **writer_args) -> SyncReport:
         """Bring `ix` and `manifest` up to the files: `rows` are the manifest's rows of the files
         considered, `on_disk` those of them that exist (a row without a file is a deletion)."""
+        report = SyncReport()
+        writer = None
+        for change, value in self._changes(manifest, rows, on_disk, progress, report):
+            writer = writer or ix.writer(**writer_args)
+            if change == DROP:
+                _drop(writer, value)
+            elif change == ADD:
+                writer.add_document(**value)
+            else:
+                writer.update_document(**value)
+        if writer is not None:
+            from . import impact
+
+            writer.commit(mergetype=_merge_small)
+            impact.build(ix)  # the impact file of a new big segment (a merge, a rebuild): once, not per prompt
+        report.errors = manifest.errors()
+        return report
+
+    def _changes(self, manifest, rows: dict, on_disk: dict, progress, report: SyncReport):
+        """What bringing the index up to the files takes, in order: (DROP, a file's document id), (ADD, a
+        memory's fields) and (UPDATE, a fact note attribute's fields), while `manifest` takes each file's row
+        and `report` counts. One walk serves the commit (`_apply`) and a search that ranks the writes in
+        memory instead (`preview`, pending.py), so that both see the same documents in the same order."""
         from hafiza.vault import model
 
-        report = SyncReport()
         moved = [n for n, st in on_disk.items() if n not in rows or tuple(rows[n][:2]) != st]
         gone = [n for n in rows if n not in on_disk]
-        writer = None
         for done, name in enumerate(moved, 1):
             path = self._path(name)
             try:
@@ -290,11 +327,10 @@ class Index:
             if old and old[2] == digest:
                 manifest.moved(name, *on_disk[name])
                 continue
-            writer = writer or ix.writer(**writer_args)
             if old and old[3]:
-                _drop(writer, old[3])
+                yield DROP, old[3]
             if name.startswith(f"{FACTS}/"):
-                self._apply_note(writer, manifest, name, path, text, on_disk[name], digest, report, bool(old))
+                yield from self._note_changes(manifest, name, path, text, on_disk[name], digest, report, bool(old))
                 continue
             try:
                 memory = model.parse(text, path)
@@ -306,8 +342,8 @@ class Index:
                 manifest.put(name, [*on_disk[name], digest, None, exc.reason])
                 continue
             if not (old and old[3] == memory.id):
-                _drop(writer, memory.id)  # what update_document does, without its query (see _drop)
-            writer.add_document(**document(memory, digest))
+                yield DROP, memory.id  # what update_document does, without its query (see _drop)
+            yield ADD, document(memory, digest)
             manifest.put(name, [*on_disk[name], digest, memory.id, None], memory)
             report.changed += bool(old)
             report.added += not old
@@ -315,21 +351,13 @@ class Index:
                 progress(done, len(moved))
         for name in gone:
             if rows[name][3]:
-                writer = writer or ix.writer(**writer_args)
-                _drop(writer, rows[name][3])
+                yield DROP, rows[name][3]
             manifest.drop(name)
             report.removed += 1
-        if writer is not None:
-            from . import impact
-
-            writer.commit()
-            impact.build(ix)  # the impact file of a new big segment (a merge, a rebuild): once, not per prompt
-        report.errors = manifest.errors()
-        return report
 
     @staticmethod
-    def _apply_note(writer, manifest, name, path, text, stat, digest, report, known) -> None:
-        """Index a fact note: a document per attribute with a current value (indexer/facts.py)."""
+    def _note_changes(manifest, name, path, text, stat, digest, report, known):
+        """A fact note's changes: a document per attribute with a current value (indexer/facts.py)."""
         from hafiza.vault import facts
 
         from .facts import documents
@@ -340,10 +368,50 @@ class Index:
             manifest.put(name, [*stat, digest, None, exc.reason])
             return
         for doc in documents(note, digest):
-            writer.update_document(**doc)
+            yield UPDATE, doc
         manifest.put(name, [*stat, digest, f"{FACT_DOC}{note.slug}", None])
         report.changed += known
         report.added += not known
+
+    def preview(self, limit: int):
+        """What a quick sync would change, without changing anything: a Preview of the documents it would
+        drop and add, for a search to rank in memory (pending.py); None when a sync must run first: the index
+        was not left in step with a point of the change log, something other than hafiza's writes moved the
+        folder since, or more than `limit` files changed."""
+        stamps, base = self._stamps(), self._read_stamped()
+        generation = self._stamped_generation
+        if base is None or base[0] is None or stamps[0] != base[0] or generation is None:
+            return None  # stamped by an older version, or the manifest moved since (a sync under way)
+        names = changes.since(self.root, base[1], stamps[1])
+        if names is None or len(names) > limit:
+            return None
+        if not names:
+            return Preview([], generation, stamps, None)  # in step
+        from .manifest import Draft
+
+        manifest = self._manifest()
+        if manifest is None:
+            return None
+        report = SyncReport()
+        with manifest:  # read only: the Draft keeps the rows a sync would write
+            draft = Draft(manifest)
+            found = list(self._changes(draft, manifest.rows(names), self._stat(names), None, report))
+            report.errors = draft.errors()
+        return Preview(found, generation, stamps, report)
+
+    def previewed(self, preview) -> None:
+        """A search ranks `preview`'s changes in memory (pending.py): the unparsable files are those they leave."""
+        if preview.report is not None:
+            self._errors = preview.report.errors
+
+    def state(self) -> tuple:
+        """Where the files and the index are now: the stamps, and the index generation."""
+        return self._stamps(), _generation(self.dir)
+
+    def unmoved(self, preview) -> bool:
+        """Whether the index and its manifest are still those `preview` was made against (nothing was committed
+        since: a sync that started meanwhile shows in one or the other)."""
+        return _mtime(self.manifest_path) == preview.stamps[0] and _generation(self.dir) == preview.generation
 
     def rebuild(self, progress=None) -> SyncReport:
         """Build a fresh index and manifest beside the old ones and swap them in."""
@@ -367,7 +435,7 @@ class Index:
             report.rebuilt = True
             self._swap(fresh)
             os.replace(fresh_manifest, self.manifest_path)
-            self._in_step((_mtime(self.manifest_path), before), report.errors)
+            self._in_step((_mtime(self.manifest_path), before), report.errors, _generation(self.dir))
         self._ix = _open_dir(self.dir)
         return report
 
@@ -473,6 +541,30 @@ def _reopened(folder: Path, ix):
         return _open_dir(folder)
     except Exception:  # whatever it is, the next sync's open sorts it out
         return ix
+
+
+def _generation(folder: Path) -> int | None:
+    from .cold import latest_generation
+
+    try:
+        return latest_generation(folder)
+    except OSError:
+        return None
+
+
+def _merge_small(writer, segments):
+    """Whoosh's MERGE_SMALL, its choice made by `cold.merged`, where a search that ranks unindexed writes in
+    memory reads it too (pending.py): it can then tell whether their commit would merge."""
+    from whoosh.reading import SegmentReader
+
+    from .cold import merged
+
+    chosen = merged([s.doc_count_all() for s in segments])
+    for k in chosen:
+        reader = SegmentReader(writer.storage, writer.schema, segments[k])
+        writer.add_reader(reader)
+        reader.close()
+    return [s for k, s in enumerate(segments) if k not in chosen]
 
 
 def _mtime(path: Path) -> int | None:

@@ -151,15 +151,42 @@ class Manifest:
         self._run("DELETE FROM files WHERE name = ?", (name,))
 
     def owners(self, memory_id: str) -> list[str]:
-        """The files that hold the memory `memory_id`."""
-        return [r[0] for r in self._run("SELECT name FROM files WHERE id = ?", (memory_id,))]
+        """The files that hold the memory `memory_id`, by name."""
+        return sorted(r[0] for r in self._run("SELECT name FROM files WHERE id = ?", (memory_id,)))
 
     def misnamed(self) -> set[str]:
         """Ids declared by files named otherwise (a hand-made `notes.md` saying `id: deploy`)."""
         return {r[0] for r in self._run(f"SELECT id FROM files WHERE {_MISNAMED} AND name NOT LIKE 'facts/%'")}
 
     def errors(self) -> dict[str, str]:
-        return dict(self._run("SELECT name, error FROM files WHERE error IS NOT NULL"))
+        return dict(self._run("SELECT name, error FROM files WHERE error IS NOT NULL ORDER BY name"))
+
+
+class Draft:
+    """A manifest's rows as a sync would leave them, the manifest itself unwritten: what a search that ranks
+    unindexed writes in memory walks the changes with (Index.preview), answering as the manifest would."""
+
+    def __init__(self, manifest: Manifest):
+        self.manifest = manifest
+        self.rows: dict[str, Row | None] = {}  # name -> its row as written, None when dropped
+
+    def put(self, name: str, row: Row, memory=None) -> None:
+        self.rows[name] = row
+
+    def moved(self, name: str, mtime: int, size: int) -> None:
+        pass  # the same content: nothing a search reads
+
+    def drop(self, name: str) -> None:
+        self.rows[name] = None
+
+    def owners(self, memory_id: str) -> list[str]:
+        kept = [n for n in self.manifest.owners(memory_id) if n not in self.rows]
+        return sorted(kept + [n for n, row in self.rows.items() if row is not None and row[3] == memory_id])
+
+    def errors(self) -> dict[str, str]:
+        found = {n: e for n, e in self.manifest.errors().items() if n not in self.rows}
+        found.update((n, row[4]) for n, row in self.rows.items() if row is not None and row[4])
+        return dict(sorted(found.items()))  # by name, as the manifest lists them
 
 
 class ManifestMissing(Exception):

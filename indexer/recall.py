@@ -217,22 +217,32 @@ class Recall:
 
     def _files_view(self, sync: bool) -> View | None:
         """A view of the index through its files (cold.Files), without Whoosh; None when Whoosh must answer:
-        the files do not describe the index's newest generation. (A sync that indexed writes has loaded
-        Whoosh, but the files spare it opening a reader on the new generation.)"""
-        from . import cold
+        the files do not describe the index's newest generation. Files that hafiza's writes changed since the
+        index was last in step are ranked in memory as their commit would index them (pending.py), up to
+        pending.LIMIT of them; otherwise they are committed first, which loads Whoosh (but the files spare
+        it opening a reader on the new generation)."""
+        from . import cold, pending
 
-        if sync:
-            self.index.sync(quick=self.quick_sync, whoosh=False)
         current = self._view
-        try:
-            if current is not None and current.ix is None and current.reader.generation == cold.latest_generation(
-                    self.index.dir):
-                return current
-        except OSError:
-            return None
+        if current is not None and current.ix is None:
+            stamps, generation = self.index.state()
+            if generation == current.reader.state[1] and (not sync or stamps == current.reader.state[0]):
+                return current  # nothing was written or committed since it was made
+        preview = self.index.preview(pending.LIMIT) if sync and self.quick_sync else None
+        if preview is None and sync:
+            self.index.sync(quick=self.quick_sync, whoosh=False)
+        state = self.index.state() if preview is None else (preview.stamps, preview.generation)
         files = cold.open_files(self.index.dir)
+        if files is not None and preview is not None:
+            files = pending.overlay(files, preview)
+            if files is None or not self.index.unmoved(preview):  # its commit would merge, or one was made meanwhile
+                self.index.sync(quick=self.quick_sync, whoosh=False)
+                state, files = self.index.state(), cold.open_files(self.index.dir)
+            else:
+                self.index.previewed(preview)
         if files is None:
             return None
+        files.state = state
         self.close()
         self._view = View(None, files)
         return self._view

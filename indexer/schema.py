@@ -8,6 +8,7 @@ SCHEMA_VERSION = 5  # bump when fields or analysis change: the index is rebuilt 
 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.
 FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0}
+INDEX_ONLY = ("body",)  # the fields indexed but not stored (see schema); every other field is stored
 ALIAS_SEPARATOR = " | "  # between a memory's aliases in the stored field
 TAG_SEPARATOR = ", "     # between its tags
 
@@ -29,7 +30,7 @@ def schema():
         aliases=TEXT(analyzer=text, stored=True, phrase=False),
         alias_terms=STORED,  # each alias's query terms, for weighing alias-only matches (search.alias_weights)
         tags=TEXT(analyzer=text, stored=True, phrase=False),
-        body=TEXT(analyzer=text, phrase=False),
+        body=TEXT(analyzer=text, phrase=False),  # INDEX_ONLY
         type=ID(stored=True),
         scope=ID(stored=True),
         status=ID(stored=True),

@@ -1,5 +1,5 @@
-"""vault/frontmatter.py writes exactly what PyYAML writes, or declines: on generated vaults, hostile text and
-random strings built from the characters PyYAML treats specially."""
+"""vault/frontmatter.py writes exactly what PyYAML writes, and reads what PyYAML reads, or declines: on
+generated vaults, hostile text and random strings built from the characters PyYAML treats specially."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import yaml
 
 from fence_corpus import BENIGN, HOSTILE
 from hafiza.vault import model
-from hafiza.vault.frontmatter import emit
+from hafiza.vault.frontmatter import emit, read
 from hafiza.vault.ids import slugify
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -45,6 +45,28 @@ def same(meta: dict) -> bool:
     return fast is None or fast == model.yaml_dump(meta) == pure_python_dump(meta)
 
 
+def read_as_yaml(header: str) -> bool:
+    """Whether `read` declines the header or reads what PyYAML reads (values and their types)."""
+    fast = read(header)
+    if fast is None:
+        return True
+    want = yaml.safe_load(header)
+    return fast == want and _types(fast) == _types(want)
+
+
+def _types(value):
+    if isinstance(value, dict):
+        return [(type(k), _types(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_types(v) for v in value]
+    return type(value)
+
+
+def file_header(meta: dict) -> str:
+    """The header of the file model.dump writes for `meta`, as split() hands it over."""
+    return "\n" + (emit(meta) or model.yaml_dump(meta))
+
+
 def from_generated(item: dict) -> model.Memory:
     return model.Memory(id=slugify(item["title"]) or "x", title=item["title"], body=item["text"],
                         type=item.get("type", "knowledge"), scope=item.get("scope", "global"),
@@ -60,6 +82,14 @@ def test_generated_memories_are_written_as_pyyaml_writes_them_and_mostly_without
     assert sum(emit(m) is not None for m in metas) / len(metas) >= 0.8  # the point of it: most skip PyYAML
 
 
+def test_generated_memories_are_read_as_pyyaml_reads_them_and_mostly_without_it():
+    headers = [file_header(metadata(from_generated(item))) for item in gen.memories(2000)]
+    assert all(read_as_yaml(h) for h in headers)
+    assert all(read(h) == metadata(from_generated(item)) for h, item in zip(headers, gen.memories(2000))
+               if read(h) is not None)
+    assert sum(read(h) is not None for h in headers) / len(headers) >= 0.8
+
+
 @pytest.mark.parametrize("text", [*WORDS, *(t for t, _ in HOSTILE), *BENIGN])
 def test_hostile_and_look_alike_values_are_written_as_pyyaml_writes_them(text):
     base = model.Memory(id="m", title="t", body="b", created=dt.date(2026, 12, 1))
@@ -71,6 +101,9 @@ def test_hostile_and_look_alike_values_are_written_as_pyyaml_writes_them(text):
         assert same(meta), repr(text)
         if emit(meta) is not None:
             assert yaml.safe_load(emit(meta)) == meta
+        assert read_as_yaml(file_header(meta)), repr(text)
+        for line in (f"title: {text}", f"tags: [{text}, x]", f"v: {{d: {text}}}", f"{text}: x", f"k: [{text}]"):
+            assert read_as_yaml(f"\nid: m\n{line}\n"), repr(line)
 
 
 def test_random_strings_of_the_characters_yaml_treats_specially():
@@ -84,6 +117,59 @@ def test_random_strings_of_the_characters_yaml_treats_specially():
             assert same(meta), repr(text)
             checked, plain = checked + 1, plain + (fast is not None)
     assert plain > 1000  # the fast path was taken often enough for the comparison to mean something
+
+
+def test_random_headers_are_read_as_pyyaml_reads_them_or_left_to_it():
+    rng = random.Random(11)
+    read_here = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(TRICKY) for _ in range(rng.randint(1, 8)))
+        for header in (f"\nid: m\ntitle: {text}\n", f"\ntags: [{text}, x]\n", f"\nv: {{d: {text}}}\n",
+                       f"\n{text}: 1\n", f"\nid: {text}\ncreated: 2026-12-01\nshown: {rng.randint(-9, 99)}\n",
+                       f"\n{text}\n", f"\nt: [{text}]\n", f"\ntitle: '{text}'\n", f"\ntitle: '{text}''s'\n"):
+            try:
+                want = yaml.safe_load(header)
+            except (yaml.YAMLError, ValueError):
+                assert read(header) is None, repr(header)
+                continue
+            fast = read(header)
+            assert fast is None or (fast == want and _types(fast) == _types(want)), repr(header)
+            read_here += fast is not None
+    assert read_here > 4000
+
+
+@pytest.mark.parametrize("text", ["---\nid: m\n---\nbody", "---\nid: m\n---", "---  \nid: m\n----\n\nbody\n---\nmore",
+                                  "---\n---\nbody", "--\nid: m\n---\nbody", "---\nid: m", "text\n---\nid: m\n---",
+                                  "---\ntitle: a: b\n---\nbody", "---\n- a\n---\nbody", "----\nid: m\n---\r\nbody"])
+def test_files_split_as_python_frontmatter_splits_them(text):
+    from frontmatter.default_handlers import YAMLHandler
+
+    def python_frontmatter():
+        handler = YAMLHandler()
+        if not handler.detect(text):
+            return None, text
+        try:
+            header, body = handler.split(text)
+        except ValueError:
+            return None, text
+        return model.load_yaml(header), body
+
+    assert outcome(lambda: model.split(text)) == outcome(python_frontmatter)
+
+
+def outcome(split):
+    try:
+        meta, body = split()
+    except (yaml.YAMLError, ValueError) as exc:
+        return type(exc)
+    return ValueError if meta is not None and not isinstance(meta, dict) else (meta, body)  # as split refuses it
+
+
+def test_dates_and_numbers_yaml_1_1_reads_otherwise_are_left_to_pyyaml():
+    assert read("\ncreated: 2026-12-01\nshown: 12\nused: 0\nx: -3\n") == \
+        {"created": dt.date(2026, 12, 1), "shown": 12, "used": 0, "x": -3}
+    for value in ("012", "0x1f", "1_000", "-0", "2026-1-5", "2026-02-30", "1.5", "+1", "190:20:30", "yes", "~", ""):
+        assert read(f"\nv: {value}\n") is None, value
 
 
 def test_values_pyyaml_must_write_are_left_to_it():

@@ -1,4 +1,4 @@
-"""A memory's frontmatter written without PyYAML where PyYAML would write it plainly.
+"""A memory's frontmatter written, and read, without PyYAML where PyYAML would write it plainly.
 
 Importing PyYAML costs a write ~20 ms (its resolver compiles dozens of regular expressions), a large
 share of `hafiza remember`. Most frontmatter is flat: words, dates, counts, lists of words, one level of
@@ -13,6 +13,10 @@ or trailing space, no line break, only characters PyYAML prints as they are, no 
 trailing `:`), and in a flow collection none of `,?[]{}:`; it must not read back as another type, which
 for a scalar starting with a letter means only the YAML 1.1 booleans and nulls below. Scalars starting
 with anything else are left to PyYAML.
+
+`read` is the way back: a header whose every line is `key: value` in the forms `emit` writes is read
+here, to what PyYAML's safe loader makes of it, and anything else is left to PyYAML. Importing PyYAML cost a
+search that indexes a write ~20 ms, and `hafiza forget` as much.
 """
 
 from __future__ import annotations
@@ -48,6 +52,70 @@ def emit(meta: dict) -> str | None:
             return None
         lines.append(line)
     return "\n".join(lines) + "\n" if lines else None
+
+
+def read(header: str) -> dict | None:
+    """The mapping a frontmatter header holds (the text between its `---` lines), as PyYAML's safe loader reads
+    it, when every line is `key: value` in a form `emit` writes: plain words, whole numbers, dates, true,
+    false, null, and flow lists and flat mappings of those; or a single-quoted string. None when it holds
+    anything else."""
+    lines = header.split("\n")
+    if lines and not lines[0]:
+        del lines[0]  # the newline after the opening ---
+    if lines and not lines[-1]:
+        del lines[-1]
+    meta: dict = {}
+    for line in lines:
+        key, sep, text = line.partition(": ")
+        if not sep or key in meta or not _plain(key, flow=False):
+            return None
+        meta[key] = value = _read_value(text)
+        if value is _UNREAD:
+            return None
+    return meta or None
+
+
+_UNREAD = object()  # a value `read` leaves to PyYAML
+
+
+def _read_value(text: str):
+    if text[:1] == "[" and text[-1:] == "]":
+        items = [_read_scalar(item, flow=True) for item in text[1:-1].split(", ")] if len(text) > 2 else []
+        return _UNREAD if any(item is _UNREAD for item in items) else items
+    if text[:1] == "{" and text[-1:] == "}":
+        mapping: dict = {}
+        for pair in text[1:-1].split(", ") if len(text) > 2 else []:
+            key, sep, value = pair.partition(": ")
+            if not sep or key in mapping or not _plain(key, flow=True):
+                return _UNREAD
+            mapping[key] = value = _read_scalar(value, flow=True)
+            if value is _UNREAD:
+                return _UNREAD
+        return mapping
+    if len(text) >= 2 and text[0] == text[-1] == "'":  # how PyYAML writes a title holding `: ` or ` #`
+        inner = text[1:-1]
+        if "'" in inner.replace("''", "") or not all(" " <= ch <= "~" or _printable(ch) for ch in inner):
+            return _UNREAD
+        return inner.replace("''", "'")
+    return _read_scalar(text, flow=False)
+
+
+def _read_scalar(text: str, flow: bool):
+    """What PyYAML reads `text` as, for what `_scalar` writes; _UNREAD for anything else."""
+    if text in _CONSTANTS:
+        return _CONSTANTS[text]
+    digits = text[1:] if text[:1] == "-" else text
+    if digits and all("0" <= ch <= "9" for ch in digits) and (digits[0] != "0" or text == "0"):
+        return int(text)  # decimal, without the leading zeros that make YAML 1.1 read octal
+    if len(text) == 10 and text[4] == text[7] == "-" and all("0" <= ch <= "9" for ch in text[:4] + text[5:7] + text[8:]):
+        try:
+            return dt.date.fromisoformat(text)
+        except ValueError:
+            return _UNREAD  # PyYAML's own error, with its line
+    return text if _plain(text, flow) else _UNREAD
+
+
+_CONSTANTS = {"null": None, "true": True, "false": False}
 
 
 def _collection(items: list, brackets: str) -> str | None:

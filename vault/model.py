@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
-from dataclasses import dataclass, field, replace
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,11 @@ from .files import NotRegularFile, read_regular, read_text
 from .ids import declared_id, is_valid_id  # noqa: F401  (declared_id re-exported)
 from .text import first_line  # noqa: F401  (re-exported: where titles come from)
 from .kinds import HALF_LIFE, STATUSES, TYPES  # noqa: F401  (re-exported: the format's vocabulary)
+
+try:  # hashlib's blake2b itself, without hashlib importing OpenSSL's bindings (~5 ms of every write and search)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without the module
+    from hashlib import blake2b
 
 SCOPE = re.compile(r"^(global|project:[\w.\-]+)$")
 
@@ -25,30 +29,45 @@ KNOWN_KEYS = (
 )
 
 
-@dataclass
 class Memory:
-    id: str
-    title: str
-    body: str
-    type: str = "knowledge"
-    scope: str = "global"
-    created: dt.date = field(default_factory=dt.date.today)
-    updated: dt.date | None = None
-    tags: list[str] = field(default_factory=list)
-    aliases: list[str] = field(default_factory=list)
-    supersedes: list[str] = field(default_factory=list)
-    superseded_by: str | None = None
-    status: str = "active"
-    half_life_days: float | None = None
-    shown: int = 0
-    used: int = 0
-    last_used: dt.date | None = None
-    claims: list[Any] = field(default_factory=list)
-    verified: dict | None = None
-    source: str = "manual"
-    archived_reason: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # the user's own keys, kept in order
-    path: Path | None = None
+    """One memory file: hafiza's frontmatter keys, normalised (from_metadata), and the body.
+
+    A plain class, not a dataclass: importing dataclasses (with inspect and ast) cost a search that indexes
+    a write ~12 ms of the ~40 its reading the written files took (indexer/pending.py)."""
+
+    FIELDS = ("id", "title", "body", "type", "scope", "created", "updated", "tags", "aliases", "supersedes",
+              "superseded_by", "status", "half_life_days", "shown", "used", "last_used", "claims", "verified",
+              "source", "archived_reason", "extra", "path")
+
+    def __init__(self, id: str, title: str, body: str, type: str = "knowledge", scope: str = "global",
+                 created: dt.date | None = None, updated: dt.date | None = None, tags: list[str] | None = None,
+                 aliases: list[str] | None = None, supersedes: list[str] | None = None,
+                 superseded_by: str | None = None, status: str = "active", half_life_days: float | None = None,
+                 shown: int = 0, used: int = 0, last_used: dt.date | None = None, claims: list[Any] | None = None,
+                 verified: dict | None = None, source: str = "manual", archived_reason: str | None = None,
+                 extra: dict[str, Any] | None = None, path: Path | None = None):
+        self.id, self.title, self.body, self.type, self.scope = id, title, body, type, scope
+        self.created = created if created is not None else dt.date.today()
+        self.updated = updated
+        self.tags, self.aliases = tags if tags is not None else [], aliases if aliases is not None else []
+        self.supersedes = supersedes if supersedes is not None else []
+        self.superseded_by, self.status, self.half_life_days = superseded_by, status, half_life_days
+        self.shown, self.used, self.last_used = shown, used, last_used
+        self.claims, self.verified = claims if claims is not None else [], verified
+        self.source, self.archived_reason = source, archived_reason
+        self.extra = extra if extra is not None else {}  # the user's own keys, kept in order
+        self.path = path
+
+    def _values(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    def __eq__(self, other) -> bool:
+        return other.__class__ is self.__class__ and self._values() == other._values()
+
+    __hash__ = None  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        return f"Memory({', '.join(f'{k}={v!r}' for k, v in self._values().items())})"
 
     @property
     def half_life(self) -> float | None:
@@ -60,7 +79,8 @@ class Memory:
         return self.status == "active"
 
     def evolve(self, **changes) -> "Memory":
-        return replace(self, **changes)
+        """A copy with `changes` (field names, as the constructor takes them)."""
+        return Memory(**{**self._values(), **changes})
 
 
 class FieldError(ValueError):
@@ -72,7 +92,7 @@ class FieldError(ValueError):
 
 
 def content_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+    return blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
 # ---- normalising YAML values (PyYAML turns 2025-10-24 into a date and `yes` into True)
@@ -210,23 +230,30 @@ def _bounded(root) -> None:
         stack.extend((child, False) for child in children if id(child) not in sizes)
 
 
+# Where frontmatter begins and ends: python-frontmatter's boundary (YAMLHandler.FM_BOUNDARY), split as it
+# splits, without importing it (it imports PyYAML).
+_BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)
+
+
 def split(text: str) -> tuple[dict | None, str]:
     """(frontmatter mapping or None, body) of a markdown file; raises yaml.YAMLError, ValueError.
 
     The one place frontmatter is read, for memories and for imported markdown alike.
     python-frontmatter's loads() silently drops frontmatter that is not a mapping (a list, a
-    bare string) and expands YAML aliases without bound, so only its splitting is used.
+    bare string) and expands YAML aliases without bound, so only its splitting is used. A header
+    vault/frontmatter.py can read is read without PyYAML.
     """
-    from frontmatter.default_handlers import YAMLHandler
+    from .frontmatter import read
 
-    handler = YAMLHandler()
-    if not handler.detect(text):
+    if not _BOUNDARY.match(text):
         return None, text
     try:
-        header, body = handler.split(text)
+        _, header, body = _BOUNDARY.split(text, 2)
     except ValueError:  # an opening --- without a closing one: all of it is body
         return None, text
-    meta = load_yaml(header)
+    meta = read(header)
+    if meta is None:
+        meta = load_yaml(header)
     if meta is not None and not isinstance(meta, dict):
         raise ValueError("frontmatter must be a mapping of keys")
     return meta, body
@@ -234,21 +261,22 @@ def split(text: str) -> tuple[dict | None, str]:
 
 def parse(text: str, path: Path | None = None) -> Memory:
     """Parse one memory file's text. Raises FrontmatterError naming the path and reason."""
-    import yaml
-
     skipped_lines = text[:len(text) - len(text.lstrip())].count("\n")
     text = text.strip()
     try:
         meta, body = split(text)
-    except yaml.YAMLError as exc:
+    except (ValueError, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, ValueError) else "frontmatter nested too deeply"
+        raise FrontmatterError(path or "<text>", reason) from None
+    except Exception as exc:
+        yaml = sys.modules.get("yaml")  # imported only for a header that needed it (split)
+        if yaml is None or not isinstance(exc, yaml.YAMLError):
+            raise
         mark = getattr(exc, "problem_mark", None)
         # The header starts with the newline after the opening ---, so YAML's 0-based line is the file's 1-based one.
         line = mark.line + 1 + skipped_lines if mark else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise FrontmatterError(path or "<text>", f"invalid YAML frontmatter: {problem}", line) from None
-    except (ValueError, RecursionError) as exc:
-        reason = str(exc) if isinstance(exc, ValueError) else "frontmatter nested too deeply"
-        raise FrontmatterError(path or "<text>", reason) from None
     try:
         return from_metadata(dict(meta or {}), body.strip(), path=path)
     except ValueError as exc:
