@@ -206,9 +206,9 @@ def _entry_at(data: bytes, offset: int, end: int) -> tuple[bytes, int] | None:
 
 def _find(data, end: int, name: bytes) -> tuple[int, int]:
     """(offset, size) of `name`'s entry, or (offset where it would go, 0). Its folder's first entry is found
-    by its bytes, checked to be an entry's own start, and the folder's entries walked from there: the
-    file is not walked. A folder too large to walk (memories/ itself, in a large vault made flat by an
-    earlier version) is searched for the entry's own bytes instead, for a file already listed."""
+    by its bytes, checked to be an entry's own start; from there the entry itself is searched for by its
+    bytes (a file changed), and failing that the folder's entries are walked to where it goes (a new
+    file: a subfolder of memories/ holds a few hundred). The file is never walked whole."""
     folder = name[:name.rfind(b"/") + 1]
     if not folder:
         raise Unsupported("a file at the top of the vault")
@@ -220,7 +220,15 @@ def _find(data, end: int, name: bytes) -> tuple[int, int]:
         at = data.find(folder, at + 1, end)
     else:
         raise Unsupported("a folder git's index does not list yet")
-    offset = at - FIXED
+    start = at - FIXED
+    needle = struct.pack(">H", min(len(name), 0xFFF)) + name + b"\0"
+    at = data.find(needle, start, end)
+    while at >= 0:
+        entry = _entry_at(data, at - 60, end)
+        if entry and entry[0] == name:
+            return at - 60, entry[1]
+        at = data.find(needle, at + 1, end)
+    offset = start
     for _ in range(MAX_WALK):
         if offset >= end:
             return offset, 0
@@ -229,17 +237,10 @@ def _find(data, end: int, name: bytes) -> tuple[int, int]:
             raise Unsupported("an entry that is not a plain stage-0 one")
         path, size = entry
         if path == name:
-            return offset, size
+            raise Unsupported(f"{name!r} is in git's index in another form")
         if not path.startswith(folder) or path > name:
             return offset, 0
         offset += size
-    needle = struct.pack(">H", min(len(name), 0xFFF)) + name + b"\0"
-    at = data.find(needle, offset, end)
-    while at >= 0:
-        entry = _entry_at(data, at - 60, end)
-        if entry and entry[0] == name:
-            return at - 60, entry[1]
-        at = data.find(needle, at + 1, end)
     raise Unsupported("a new file in a folder too large to walk")
 
 
