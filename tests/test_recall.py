@@ -42,6 +42,29 @@ def test_the_floor_keeps_chitchat_silent_and_keeps_real_hits(hybrid):
     assert [h.id for h in hits][:1] == ["staging"]
 
 
+@pytest.mark.parametrize("mode", ["keyword", "meaning", "hybrid"])
+def test_a_short_list_is_the_start_of_a_long_one(hybrid, vault, mode):
+    # A search works out the factors (decay, usefulness...) only of candidates that can still make its
+    # `limit` (recall._score): what it returns must be what scoring every candidate returns, cut.
+    vault.remember("Kafka consumer lag alert fires above 5,000 messages.", type="rule", title="Kafka lag alert")
+    # Less relevant by its words (a longer text), first by its type weight (the most any factor gives)
+    vault.remember("Kafka consumer lag alert at 500 messages paged us all night.", type="lesson",
+                   title="Kafka lag alert")
+    vault.forget("staging")
+    refresh_all(vault.root, embedder=HashEmbedder())
+    recall = Recall(vault.root, HashEmbedder())
+    longest = 0
+    for query in ("kafka consumer lag alert", "staging server port deploy production main",
+                  "filler note topic number 7"):
+        for floor in (None, FLOOR):
+            every = recall.search(query, mode=mode, limit=100, floor=floor, all_scopes=True, include_inactive=True)
+            longest = max(longest, len(every))
+            for limit in (1, 3):
+                assert recall.search(query, mode=mode, limit=limit, floor=floor, all_scopes=True,
+                                     include_inactive=True) == every[:limit]
+    assert longest > 10  # most candidates were left out of the short lists
+
+
 def test_relevance_needs_keyword_evidence_or_a_margin_over_the_background():
     assert relevant({"keyword_rank": 1, "idf": 2.0}, "hybrid", FLOOR)
     assert not relevant({"keyword_rank": 1, "idf": 0.5}, "hybrid", FLOOR)
