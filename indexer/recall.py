@@ -123,6 +123,7 @@ class Recall:
         self._vectors = None
         self._vectors_stamp = None
         self._background = None
+        self._scoped = None  # (store, view, each of its memories' document number, scope -> which are in it)
         # Catch up with hafiza's writes only (index.sync's `quick`): a search's cost does not grow with the
         # vault. The warm process also runs full syncs when idle, for edits made in place.
         self.quick_sync = True
@@ -238,8 +239,11 @@ class Recall:
         return self._view
 
     def prepare(self) -> None:
-        """Sync, open the view and read all of its documents: a long-lived process does this while idle."""
+        """Sync, open the view and read all of its documents, and load the vectors as they are now (with their
+        signs: indexer/coarse.py): a long-lived process does this while idle, so no prompt waits for either."""
         self.view().load_all()
+        if self.embedder is not None:
+            self.vectors()
 
     def close(self) -> None:
         if self._view is not None:
@@ -290,19 +294,37 @@ class Recall:
 
     def _nearest(self, store, qvec, view, scope, cands) -> list[tuple[str, dict, float]]:
         """The GATHER nearest memories that are in scope, as (id, document, cosine)."""
-        k = GATHER * 3
+        allowed = self._in_scope(store, view, scope)
+        k = GATHER * 3 if allowed is None else GATHER
         while True:
             near = []
-            for mem_id, cosine in store.search(qvec, k):
+            for mem_id, cosine in store.search(qvec, k, allowed):
                 cand = cands.get(mem_id)
                 doc = cand.doc if cand else view.doc_by_id(mem_id)
                 if doc is not None and visible(doc, **scope._asdict()):
                     near.append((mem_id, doc, float(cosine)))
                     if len(near) == GATHER:
                         return near
-            if k >= len(store):
+            if k >= len(store) or allowed is not None:  # with `allowed`, it searched only those in scope
                 return near
             k = len(store)  # the nearest were mostly out of scope (other projects', superseded): look at all
+
+    def _in_scope(self, store, view, scope):
+        """Which of the store's memories `scope` lets a search return, a bool each in the store's order, so
+        that its coarse pass picks among those only (indexer/coarse.py) and never scans all for the few in
+        scope; None where the view has not read its documents (a one-shot search: it filters afterwards)."""
+        numbers = view.numbers()
+        if numbers is None:
+            return None
+        import numpy as np
+
+        if self._scoped is None or self._scoped[0] is not store or self._scoped[1] is not view:
+            docnums = np.fromiter((numbers.get(id_, -1) for id_ in store.ids), dtype=np.intp, count=len(store))
+            self._scoped = (store, view, docnums, {})  # ~20 ms at 100,000 memories, once per index generation
+        docnums, masks = self._scoped[2], self._scoped[3]
+        if scope not in masks:
+            masks[scope] = (docnums >= 0) & ~view.dense_mask(*scope)[docnums]
+        return masks[scope]
 
     # ---- fusion, floor, factors
 

@@ -77,6 +77,10 @@ class View:
             docnum = next(iter(self.documents("id", mem_id)), None)
         return None if docnum is None else self.doc(docnum)
 
+    def numbers(self) -> dict[str, int] | None:
+        """Each live document's number by its id, once `load_all` has read them; None before."""
+        return self._columns.numbers if self._columns is not None else None
+
     def sources(self):
         """(id, its file's content hash, a function reading its document) of every live document, from the
         columns, so that a check of the vectors reads only the documents whose file changed

@@ -299,6 +299,28 @@ def test_a_project_full_of_near_memories_does_not_hide_a_global_one(vault):
     recall = Recall(vault.root, HashEmbedder())
     hits = recall.search("redis cache eviction policy", mode="meaning", project="mine")
     assert [h.id for h in hits] == ["ours"]
+    recall.prepare()  # as the warm process holds it: the store searches only what the scope lets through
+    assert recall.search("redis cache eviction policy", mode="meaning", project="mine") == hits
+
+
+def test_a_prepared_recall_finds_by_meaning_what_a_one_shot_search_finds(vault):
+    # A prepared Recall tells the vector store which memories the scope lets through (Recall._in_scope);
+    # a one-shot one filters what the store returns. Same hits in every scope.
+    vault.import_many([{"id": f"m{n}", "title": f"{topic} note {n}", "text": f"{topic} details, case {n}.",
+                        "scope": ["global", "project:alpha", "project:beta"][n % 3]}
+                       for n, topic in enumerate(["redis cache eviction", "kafka consumer lag", "deploy from main",
+                                                  "pnpm lockfile"] * 30)], source="test")
+    for n in range(0, 40, 7):
+        vault.forget(f"m{n}")
+    refresh_all(vault.root, embedder=HashEmbedder())
+    prepared, once = Recall(vault.root, HashEmbedder()), Recall(vault.root, HashEmbedder())
+    prepared.prepare()
+    for scope in ({}, {"project": "alpha"}, {"project": "gamma"}, {"all_scopes": True},
+                  {"project": "beta", "include_inactive": True}):
+        for query in ("redis eviction", "kafka lag on the consumer", "which lockfile"):
+            want = once.search(query, mode="meaning", limit=50, **scope)
+            assert len(want) > 10
+            assert prepared.search(query, mode="meaning", limit=50, **scope) == want
 
 
 def test_pasted_ids_no_memory_holds_do_not_crowd_out_the_subject(hybrid):
