@@ -123,7 +123,7 @@ class Recall:
         self._vectors = None
         self._vectors_stamp = None
         self._background = None
-        self._scoped = None  # (store, view, each of its memories' document number, scope -> which are in it)
+        self._scoped = None  # (the store's ids, view, each one's document number, scope -> which are in it)
         # Catch up with hafiza's writes only (index.sync's `quick`): a search's cost does not grow with the
         # vault. The warm process also runs full syncs when idle, for edits made in place.
         self.quick_sync = True
@@ -318,9 +318,10 @@ class Recall:
             return None
         import numpy as np
 
-        if self._scoped is None or self._scoped[0] is not store or self._scoped[1] is not view:
+        # Made again when either changes (the store's ids are a new list whenever it loads or writes).
+        if self._scoped is None or self._scoped[0] is not store.ids or self._scoped[1] is not view:
             docnums = np.fromiter((numbers.get(id_, -1) for id_ in store.ids), dtype=np.intp, count=len(store))
-            self._scoped = (store, view, docnums, {})  # ~20 ms at 100,000 memories, once per index generation
+            self._scoped = (store.ids, view, docnums, {})  # ~20 ms at 100,000 memories
         docnums, masks = self._scoped[2], self._scoped[3]
         if scope not in masks:
             masks[scope] = (docnums >= 0) & ~view.dense_mask(*scope)[docnums]

@@ -88,8 +88,8 @@ class VectorStore:
 
     def __init__(self, directory: str | os.PathLike, notice: Callable[[str], None] | None = None,
                  coarse_from: int = coarse.SKETCH_FROM, candidates: int = coarse.CANDIDATES):
-        """`coarse_from` rows and more are searched with the coarse pass (indexer/coarse.py), which scores
-        `candidates` memories exactly."""
+        """A store of `coarse_from` rows or more is searched with the coarse pass (indexer/coarse.py), which
+        scores exactly the memories of its `candidates` nearest rows."""
         self.dir = Path(directory)
         self.notice = notice or (lambda _: None)  # what a reader is told (Recall passes the index's)
         self.coarse_from, self.candidates = coarse_from, candidates
@@ -107,7 +107,7 @@ class VectorStore:
         self.starts = np.zeros(0, dtype=np.intp)
         self._counts = np.zeros(0, dtype=np.intp)
         self.matrix = np.zeros((0, dim), dtype=STORED)
-        self._signs: coarse.Signs | None = None  # the rows' signs, for the coarse pass (made on first use)
+        self._signs: coarse.Signs | None = None  # the rows' signs for the coarse pass (made as they load)
         self._left_out: tuple | None = None  # (the last `allowed` searched with, the rows it leaves out)
         self._index: dict[str, int] = {}
         self._file: _RowsFile | None = None  # the file under `matrix` when it is mapped

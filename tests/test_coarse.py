@@ -1,4 +1,4 @@
-"""The coarse pass over the vectors (indexer/coarse.py): signs, Hamming distances, the candidates, and a
+"""The coarse pass over the vectors (indexer/coarse.py): signs, their distances, the candidates, and a
 store's search through it finding what scoring every row finds."""
 
 from __future__ import annotations
