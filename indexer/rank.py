@@ -21,6 +21,9 @@ STATUS_WEIGHT = {"active": 1.0, "superseded": 0.25, "archived": 0.5}
 # A memory whose claims stopped being true (a path the curator found gone, a probe that failed) stays
 # recallable, labelled, but yields to an equally relevant memory nothing contradicts.
 VERIFIED_WEIGHT = {"stale": 0.6, "failed": 0.6}
+# The most the factors together multiply a relevance by: strength, usefulness and the weights above are at
+# most 1, and only a type weight is above it (recall._score stops scoring candidates that cannot reach the top).
+MOST = max(1.0, *TYPE_WEIGHT.values())
 
 
 def strength(half_life: float | None, created: dt.date, last_used: dt.date | None, today: dt.date) -> float:

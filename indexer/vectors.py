@@ -8,7 +8,9 @@ Two files in the vault's `.hafiza/`:
   rows as stored, and per memory its id, the content hash it was embedded from, how many rows, and
   the content hash of the file those texts came from (its `source`; see `sync`).
 
-A memory scores by its best row (see `embedding_texts` for why there are several).
+A memory scores by its best row (see `embedding_texts` for why there are several). A store of
+coarse.SKETCH_FROM rows or more also keeps each row's signs, made as its rows load, and a search scores
+only the memories a coarse pass over them picks (indexer/coarse.py).
 
 The rows are what grows with the vault in the warm process (float32 at 512-d: 410 MB at 100,000
 memories, and its sync of a hand edit held three more copies). Mapped, they are the page cache's:
@@ -52,6 +54,8 @@ import numpy as np
 from hafiza.indexer.embed import Embedder
 from hafiza.vault.files import FILE_MODE, atomic_write
 
+from . import coarse
+
 VECTORS = "vectors.npy"
 META = "vectors.json"
 BATCH = 32  # texts per embed() call; also how often progress is reported
@@ -82,9 +86,13 @@ class VectorStore:
     float32) has `sum(counts)` rows, a memory's rows starting at `starts[i]`.
     """
 
-    def __init__(self, directory: str | os.PathLike, notice: Callable[[str], None] | None = None):
+    def __init__(self, directory: str | os.PathLike, notice: Callable[[str], None] | None = None,
+                 coarse_from: int = coarse.SKETCH_FROM, candidates: int = coarse.CANDIDATES):
+        """A store of `coarse_from` rows or more is searched with the coarse pass (indexer/coarse.py), which
+        scores exactly the memories of its `candidates` nearest rows."""
         self.dir = Path(directory)
         self.notice = notice or (lambda _: None)  # what a reader is told (Recall passes the index's)
+        self.coarse_from, self.candidates = coarse_from, candidates
         self._clear("", "", 0)
 
     def __len__(self) -> int:
@@ -97,16 +105,20 @@ class VectorStore:
         self.counts: list[int] = []
         self.sources: list[str] = []  # "" where unknown (an earlier sidecar)
         self.starts = np.zeros(0, dtype=np.intp)
+        self._counts = np.zeros(0, dtype=np.intp)
         self.matrix = np.zeros((0, dim), dtype=STORED)
+        self._signs: coarse.Signs | None = None  # the rows' signs for the coarse pass (made as they load)
+        self._left_out: tuple | None = None  # (the last `allowed` searched with, the rows it leaves out)
         self._index: dict[str, int] = {}
         self._file: _RowsFile | None = None  # the file under `matrix` when it is mapped
         self._on_disk = False  # whether the files hold exactly this state
         self.upgraded_from: int | None = None  # the earlier format read by converting it (doctor asks)
 
     def _set(self, ids: list[str], hashes: list[str], counts: list[int], sources: list[str], matrix: np.ndarray,
-             file: _RowsFile | None) -> None:
+             file: _RowsFile | None, signs: coarse.Signs | None = None) -> None:
         self.ids, self.hashes, self.counts, self.matrix, self._file = ids, hashes, counts, matrix, file
-        self.sources = sources
+        self.sources, self._signs, self._left_out = sources, signs, None
+        self._counts = np.asarray(counts, dtype=np.intp)
         self.starts = np.cumsum([0, *counts[:-1]], dtype=np.intp) if counts else np.zeros(0, dtype=np.intp)
         self._index = {id_: i for i, id_ in enumerate(ids)}
         self._on_disk = file is not None
@@ -127,7 +139,7 @@ class VectorStore:
                 if not _meta_matches(meta, embedder_name, version, dim):
                     return False
                 read = _map_rows if meta["format"] == _FORMAT else _convert_rows
-                found = read(self.dir / VECTORS, meta["rows"], dim, meta["crc32"])
+                found = read(self.dir / VECTORS, meta["rows"], dim, meta["crc32"], meta["rows"] >= self.coarse_from)
             except DAMAGE:
                 return False  # missing or unreadable: rebuild
             if found is not None:
@@ -219,12 +231,16 @@ class VectorStore:
     def _kept(self, keep: list[int]) -> Iterator[np.ndarray]:
         """The stored rows of memories `keep`, in order, a run of adjacent rows at a time."""
         spans = ((int(self.starts[i]), int(self.starts[i]) + self.counts[i]) for i in keep)
-        step = max(1, _READ_BYTES // (self.embedder[2] * STORED.itemsize or 1))
         for start, stop in _runs(spans):
-            for at in range(start, stop, step):
-                end = min(stop, at + step)
-                # From the file, not the map: copying through the map would page it all into this process.
-                yield self._file.read(at, end) if self._file is not None else self.matrix[at:end]
+            yield from self._read(start, stop)
+
+    def _read(self, start: int, stop: int) -> Iterator[np.ndarray]:
+        """Rows `start:stop` as stored, a block at a time."""
+        step = max(1, _READ_BYTES // (self.embedder[2] * STORED.itemsize or 1))
+        for at in range(start, stop, step):
+            end = min(stop, at + step)
+            # From the file, not the map: copying through the map would page it all into this process.
+            yield self._file.read(at, end) if self._file is not None else self.matrix[at:end]
 
     def _write(self, ids: list[str], hashes: list[str], counts: list[int], sources: list[str],
                blocks: Iterable[np.ndarray]) -> tuple[np.ndarray, _RowsFile]:
@@ -267,19 +283,44 @@ class VectorStore:
 
     # ---------------------------------------------------------------- search
 
-    def search(self, query_vec: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """The k ids whose best vector is nearest `query_vec`, as (id, cosine), best first."""
+    def search(self, query_vec: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[str, float]]:
+        """The k ids whose best vector is nearest `query_vec`, as (id, cosine), best first; with `allowed` (a
+        bool per memory, in the store's order) only among those."""
         if k <= 0 or not self.ids:
             return []
         query = _unit(np.asarray(query_vec, dtype=np.float32).reshape(-1))
         if query.shape[0] != self.matrix.shape[1]:
             raise ValueError(f"query has dim {query.shape[0]}, store has {self.matrix.shape[1]}")
         self._reload_if_rewritten()
-        if not self.ids:
-            return []
-        scores = np.maximum.reduceat(_scores(self.matrix, query / np.float32(SCALE)), self.starts)
+        if not self.ids or (allowed is not None and len(allowed) != len(self.ids)):
+            return []  # reloaded since `allowed` was made: the caller's next search makes it again
+        members = self._candidates(query, k, allowed)
+        if members is None:  # every row scored
+            scores = np.maximum.reduceat(_scores(self.matrix, query / np.float32(SCALE)), self.starts)
+            members = np.flatnonzero(allowed) if allowed is not None else None
+            scores = scores[members] if members is not None else scores
+        else:
+            rows, firsts = coarse.rows_of(members, self.starts, self._counts)
+            scores = np.maximum.reduceat(_scores(self.matrix[rows], query / np.float32(SCALE)), firsts)
         np.clip(scores, -1.0, 1.0, out=scores)  # a rounded row can overshoot a cosine of 1 by ~1e-5
-        return [(self.ids[i], float(scores[i])) for i in _top_k(scores, k)]
+        found = _top_k(scores, k)
+        return [(self.ids[i], float(scores[j])) for i, j in zip(found if members is None else members[found], found)]
+
+    def _candidates(self, query: np.ndarray, k: int, allowed: np.ndarray | None) -> np.ndarray | None:
+        """The memories (ascending, `allowed` ones) worth scoring exactly for the `k` nearest `query`
+        (indexer/coarse.py); None: score them all (a store below `coarse_from` rows, or a `k` near its size)."""
+        wanted = max(self.candidates, 4 * k)
+        if len(self.matrix) < self.coarse_from or 2 * wanted >= len(self.matrix):
+            return None
+        if self._signs is None:  # rows this store wrote, or converted: loading format 3 made them
+            self._signs = coarse.Signs.of(self._read(0, len(self.matrix)), *self.matrix.shape)
+        distances = self._signs.distances(query)
+        if allowed is not None:
+            if self._left_out is None or self._left_out[0] is not allowed:  # a search of the same scope again
+                self._left_out = (allowed, ~np.repeat(allowed, self._counts))
+            np.putmask(distances, self._left_out[1], coarse.FARTHEST)
+        found = coarse.nearest(distances, self.starts, wanted)
+        return found[allowed[found]] if allowed is not None else found
 
 
 class _RowsFile:
@@ -326,10 +367,14 @@ class _RowsFile:
             raise ValueError(f"{VECTORS}: {len(data)} bytes of rows at row {start}, expected {(stop - start) * width}")
         return np.frombuffer(data, dtype=self.dtype).reshape(stop - start, self.dim)
 
-    def crc(self) -> int:
+    def crc(self, each: Callable[[int, np.ndarray], None] | None = None) -> int:
+        """The rows' CRC, read from the file; `each(start, rows)` is shown every block read on the way."""
         crc, step = 0, max(1, _READ_BYTES // max(1, self.dim * self.dtype.itemsize))
         for start in range(0, self.rows, step):
-            crc = zlib.crc32(self.read(start, min(self.rows, start + step)), crc)
+            block = self.read(start, min(self.rows, start + step))
+            crc = zlib.crc32(block, crc)
+            if each is not None:
+                each(start, block)
         return crc
 
     def map(self) -> np.ndarray:
@@ -341,30 +386,37 @@ class _RowsFile:
             self.rows, self.dim)
 
 
-def _map_rows(path: Path, rows: int, dim: int, crc: int) -> tuple[np.ndarray, _RowsFile] | None:
+def _map_rows(path: Path, rows: int, dim: int, crc: int,
+              signed: bool) -> tuple[np.ndarray, _RowsFile, coarse.Signs | None] | None:
     """The rows of a format-3 file, mapped once their CRC checks out (read from the file, not through
-    the map); None if it does not."""
+    the map), and with `signed` their signs (indexer/coarse.py: made as the CRC reads the rows, ~70 ms
+    more at 100,000 memories); None if it does not."""
     file = _RowsFile.open(path, rows, dim, STORED)
-    if file.crc() != crc or not file.unchanged():
+    signs = coarse.Signs(rows, dim) if signed else None
+    if file.crc(signs.add if signs is not None else None) != crc or not file.unchanged():
         return None
     file.checked = crc
-    return file.map(), file
+    return file.map(), file, signs
 
 
-def _convert_rows(path: Path, rows: int, dim: int, crc: int) -> tuple[np.ndarray, None] | None:
-    """The float32 rows of a format-2 file, checked and encoded a block at a time into memory; None if
-    their CRC does not check out."""
+def _convert_rows(path: Path, rows: int, dim: int, crc: int,
+                  signed: bool) -> tuple[np.ndarray, None, coarse.Signs | None] | None:
+    """The float32 rows of a format-2 file, checked and encoded a block at a time into memory (and with
+    `signed`, their signs); None if their CRC does not check out."""
     file = _RowsFile.open(path, rows, dim, np.dtype(np.float32))
     out = np.empty((rows, dim), dtype=STORED)
+    signs = coarse.Signs(rows, dim) if signed else None
     check = 0
     for start in range(0, rows, CHUNK):
         block = file.read(start, min(rows, start + CHUNK))
         check = zlib.crc32(block, check)
         out[start:start + len(block)] = _encode(block)
+        if signs is not None:
+            signs.add(start, out[start:start + len(block)])
     if check != crc:
         return None
     out.flags.writeable = False
-    return out, None
+    return out, None, signs
 
 
 def embedding_texts(title: str, aliases: Iterable[str] = (), tags: Iterable[str] = (),
@@ -487,9 +539,11 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 
 
 def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest scores, largest first (ties: lower index first)."""
+    """Indices of the k largest scores, largest first (ties: lower index first, at the k-th too: argpartition
+    alone keeps any of the scores that tie with the k-th)."""
     if k < len(scores):
-        part = np.argpartition(-scores, k - 1)[:k]
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        part = np.flatnonzero(scores >= kth)
     else:
         part = np.arange(len(scores))
-    return part[np.lexsort((part, -scores[part]))]
+    return part[np.lexsort((part, -scores[part]))][:k]

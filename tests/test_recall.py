@@ -42,6 +42,29 @@ def test_the_floor_keeps_chitchat_silent_and_keeps_real_hits(hybrid):
     assert [h.id for h in hits][:1] == ["staging"]
 
 
+@pytest.mark.parametrize("mode", ["keyword", "meaning", "hybrid"])
+def test_a_short_list_is_the_start_of_a_long_one(hybrid, vault, mode):
+    # A search works out the factors (decay, usefulness...) only of candidates that can still make its
+    # `limit` (recall._score): what it returns must be what scoring every candidate returns, cut.
+    vault.remember("Kafka consumer lag alert fires above 5,000 messages.", type="rule", title="Kafka lag alert")
+    # Less relevant by its words (a longer text), first by its type weight (the most any factor gives)
+    vault.remember("Kafka consumer lag alert at 500 messages paged us all night.", type="lesson",
+                   title="Kafka lag alert")
+    vault.forget("staging")
+    refresh_all(vault.root, embedder=HashEmbedder())
+    recall = Recall(vault.root, HashEmbedder())
+    longest = 0
+    for query in ("kafka consumer lag alert", "staging server port deploy production main",
+                  "filler note topic number 7"):
+        for floor in (None, FLOOR):
+            every = recall.search(query, mode=mode, limit=100, floor=floor, all_scopes=True, include_inactive=True)
+            longest = max(longest, len(every))
+            for limit in (1, 3):
+                assert recall.search(query, mode=mode, limit=limit, floor=floor, all_scopes=True,
+                                     include_inactive=True) == every[:limit]
+    assert longest > 10  # most candidates were left out of the short lists
+
+
 def test_relevance_needs_keyword_evidence_or_a_margin_over_the_background():
     assert relevant({"keyword_rank": 1, "idf": 2.0}, "hybrid", FLOOR)
     assert not relevant({"keyword_rank": 1, "idf": 0.5}, "hybrid", FLOOR)
@@ -276,6 +299,28 @@ def test_a_project_full_of_near_memories_does_not_hide_a_global_one(vault):
     recall = Recall(vault.root, HashEmbedder())
     hits = recall.search("redis cache eviction policy", mode="meaning", project="mine")
     assert [h.id for h in hits] == ["ours"]
+    recall.prepare()  # as the warm process holds it: the store searches only what the scope lets through
+    assert recall.search("redis cache eviction policy", mode="meaning", project="mine") == hits
+
+
+def test_a_prepared_recall_finds_by_meaning_what_a_one_shot_search_finds(vault):
+    # A prepared Recall tells the vector store which memories the scope lets through (Recall._in_scope);
+    # a one-shot one filters what the store returns. Same hits in every scope.
+    vault.import_many([{"id": f"m{n}", "title": f"{topic} note {n}", "text": f"{topic} details, case {n}.",
+                        "scope": ["global", "project:alpha", "project:beta"][n % 3]}
+                       for n, topic in enumerate(["redis cache eviction", "kafka consumer lag", "deploy from main",
+                                                  "pnpm lockfile"] * 30)], source="test")
+    for n in range(0, 40, 7):
+        vault.forget(f"m{n}")
+    refresh_all(vault.root, embedder=HashEmbedder())
+    prepared, once = Recall(vault.root, HashEmbedder()), Recall(vault.root, HashEmbedder())
+    prepared.prepare()
+    for scope in ({}, {"project": "alpha"}, {"project": "gamma"}, {"all_scopes": True},
+                  {"project": "beta", "include_inactive": True}):
+        for query in ("redis eviction", "kafka lag on the consumer", "which lockfile"):
+            want = once.search(query, mode="meaning", limit=50, **scope)
+            assert len(want) > 10
+            assert prepared.search(query, mode="meaning", limit=50, **scope) == want
 
 
 def test_pasted_ids_no_memory_holds_do_not_crowd_out_the_subject(hybrid):

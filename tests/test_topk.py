@@ -123,9 +123,10 @@ def exhaustive(view: View, docs: dict, words, limit, project=None, all_scopes=Fa
 
 
 
-def _differences(ix, queries, limits=(GATHER, 5, 1)):
-    """The queries whose pruned top differs from the exhaustive one in ids, order or score."""
-    view = View(ix)
+def _differences(ix, queries, limits=(GATHER, 5, 1), dense=False):
+    """The queries whose pruned top (with `dense`: numpy's sum of every list, indexer/dense.py) differs from
+    the exhaustive one in ids, order or score."""
+    view = View(ix, dense=dense)
     docs = dict(view.reader.iter_docs())
     numbers = {doc["id"]: docnum for docnum, doc in docs.items()}
     holders = _holders(view.reader)
@@ -173,6 +174,20 @@ def test_pruned_top_equals_the_full_sum(pruned, monkeypatch, lookup_cost):
     # as free, reading stops as soon as the top is certain, which is what must never drop a document.
     monkeypatch.setattr(topk, "LOOKUP_COST", lookup_cost)
     assert not _differences(pruned, _queries(random.Random(7), 100))
+
+
+def test_the_numpy_sum_equals_the_full_sum(pruned):
+    assert not _differences(pruned, _queries(random.Random(7), 100), dense=True)
+
+
+def test_the_numpy_sum_gives_what_pruning_gives_to_the_last_bit(pruned):
+    # Same scores, not close ones: a hybrid search (numpy loaded) and a keyword-only one rank alike.
+    pure, dense = View(pruned), View(pruned, dense=True)
+    scopes = [{"all_scopes": True}, {}, {"project": "alpha"}, {"project": "beta", "include_inactive": True}]
+    for n, words in enumerate(_queries(random.Random(21), 80)):
+        also = [w for w in ALSO if w not in words]
+        got = [keyword_channel(v, words, also=also, **scopes[n % 4]) for v in (pure, dense)]
+        assert [(d["id"], s, m) for d, s, m in got[0]] == [(d["id"], s, m) for d, s, m in got[1]]
 
 
 def test_pruning_reads_less_than_everything(pruned, monkeypatch):
