@@ -58,6 +58,14 @@ def installed_python(folder: Path) -> str:
     return str(folder / "bin" / "python")
 
 
+def publish(name: str, report: dict, markdown: str, keep: bool) -> int:
+    """Print a benchmark's report; with `keep` (--save) also write it under bench/results/. The exit code."""
+    print(markdown)
+    if keep:
+        save(name, report["date"], report, markdown)
+    return 0
+
+
 def save(name: str, today: str, report: dict, markdown: str) -> None:
     """Write bench/results/<name>-<today>.json and .md."""
     out = HERE / "results"

@@ -809,13 +809,9 @@ def main(argv=None) -> int:
         (work / "footprint.json").write_text(json.dumps(report))  # kept if a later part fails (--into it)
     if args.part in ("precision", "all"):
         report["precision"] = precision(codes)
-    text = markdown(report)
-    print(text)
-    if args.save:
-        from common import save
+    from common import publish
 
-        save("vector-memory", report["date"], report, text)
-    return 0
+    return publish("vector-memory", report, markdown(report), args.save)
 
 
 if __name__ == "__main__":

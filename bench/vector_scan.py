@@ -360,13 +360,9 @@ def main(argv=None) -> int:
     if args.part in ("hook", "all"):
         use_code(after.path)
         report["hook"] = hook(args, after)
-    text = markdown(report)
-    print(text)
-    if args.save:
-        from common import save
+    from common import publish
 
-        save("vector-scan", report["date"], report, text)
-    return 0
+    return publish("vector-scan", report, markdown(report), args.save)
 
 
 if __name__ == "__main__":
