@@ -28,6 +28,7 @@ from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
 SYNCED = "synced"    # .hafiza/synced: the stamps (manifest mtime, change-log position, index generation) the index
                      # last matched
 MANIFEST = "manifest.db"
+COMPACT_MIN_DOCS = 1_000  # a segment this big, mostly deleted documents, is rewritten by a full sync
 SNIPPET_CHARS = 500  # also the body start that is embedded
 DROP, ADD, UPDATE = "drop", "add", "update"  # the changes of a sync (Index._changes)
 
@@ -235,10 +236,11 @@ class Index:
             errors = _errors(rows)
         on_disk = self._scan()
         if not _moved(rows, on_disk):
-            # The generation as it is now: one committed since the stamps were taken moved the manifest too.
-            self._in_step(stamps, errors, _generation(self.dir))
             from . import impact
 
+            ix = self._ix = self._compacted(ix)
+            # The generation as it is now: one committed since the stamps were taken moved the manifest too.
+            self._in_step(stamps, errors, _generation(self.dir))
             # An index made before impact files existed gets them here, in doctor or a warm process's first
             # full sync (writes build them only for the segments they make): once, ~3 s at 20,000 memories.
             return SyncReport(errors=errors, impact_built=len(impact.build(ix)))
@@ -255,6 +257,27 @@ class Index:
         self._ix = _reopened(self.dir, ix)
         self._in_step(applied, report.errors, generation)
         return report
+
+    def _compacted(self, ix):
+        """`ix` with its segments that are mostly deleted documents rewritten without them, under the
+        index lock (as it is when another process holds it).
+
+        Whoosh merges only small segments, so a big one keeps every version a change replaced: each
+        edit, usage fold or re-index leaves one behind. A search then skips them all, one by one: at
+        100,000 memories an index re-made beside its old segment (98,001 of 100,000 documents deleted)
+        made every cold search build a set of 140,000 documents to leave out (~50 ms). A full sync
+        (doctor, a warm process's first) rewrites such a segment's live documents once."""
+        if not any(_bloated(s) for s in ix._segments()):
+            return ix
+        with try_locked(self.lock_path) as got:
+            if not got:
+                return ix
+            from . import impact
+
+            ix.writer().commit(mergetype=_compact)
+            ix = _reopened(self.dir, ix)
+            impact.build(ix)
+        return ix
 
     def _in_step(self, stamps: tuple, errors: dict[str, str], generation: int | None) -> None:
         """The index (its Whoosh `generation`) matches the files as of `stamps`: remember it here, and in
@@ -565,6 +588,27 @@ def _merge_small(writer, segments):
         writer.add_reader(reader)
         reader.close()
     return [s for k, s in enumerate(segments) if k not in chosen]
+
+
+def _bloated(segment) -> bool:
+    """Whether a segment is big and mostly documents deleted since (see Index._compacted)."""
+    total = segment.doc_count_all()
+    return total >= COMPACT_MIN_DOCS and segment.deleted_count() * 2 > total
+
+
+def _compact(writer, segments):
+    """A merge policy: the bloated segments' live documents into the commit's new segment; the rest kept."""
+    from whoosh.reading import SegmentReader
+
+    kept = []
+    for segment in segments:
+        if _bloated(segment):
+            reader = SegmentReader(writer.storage, writer.schema, segment)
+            writer.add_reader(reader)
+            reader.close()
+        else:
+            kept.append(segment)
+    return kept
 
 
 def _mtime(path: Path) -> int | None:
