@@ -64,7 +64,11 @@ CHANGES = [
 ]
 
 
-@pytest.mark.parametrize("change", CHANGES, ids=lambda c: ",".join(f"{k}={'-' if v is None else '+'}" for k, v in c.items()))
+def _named(change: dict) -> str:
+    return ",".join(f"{k}={'-' if v is None else '+'}" for k, v in change.items())
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=_named)
 def test_a_commit_and_the_index_are_what_git_add_and_git_commit_make(tmp_path, change):
     ours, theirs = _repo(tmp_path / "ours"), None
     theirs = tmp_path / "theirs"

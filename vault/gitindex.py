@@ -116,8 +116,8 @@ def _stamp(info: os.stat_result) -> str:
 
 def _spliced(data, changes: dict[str, tuple[os.stat_result, bytes] | None], checked: bool = False) -> list:
     """The index `data` (bytes, or a map of the file) with `changes` applied: the new file's pieces, in
-    order, the unchanged runs of entries as views of `data`. Its checksum is verified first unless `checked` (this module wrote
-    that very file, and computed it)."""
+    order, the unchanged runs of entries as views of `data`. Its checksum is verified first unless
+    `checked` (this module wrote that very file, and computed it)."""
     whole = memoryview(data)
     if len(data) < HEADER + 20 or data[:4] != b"DIRC" or struct.unpack(">I", data[4:8])[0] != 2:
         raise Unsupported("not a version 2 index")

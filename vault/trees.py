@@ -47,7 +47,8 @@ def folders(paths: list[str]) -> list[str]:
     return sorted(found, key=lambda f: (-f.count("/") - bool(f), f))
 
 
-def edit(trees: dict[str, dict | None], changes: dict[str, bytes | None], id_size: int) -> tuple[bytes, dict[bytes, bytes]]:
+def edit(trees: dict[str, dict | None], changes: dict[str, bytes | None],
+         id_size: int) -> tuple[bytes, dict[bytes, bytes]]:
     """Apply `changes` (path -> raw blob id, or None to remove) to the parent's `trees` (folder -> entries,
     None where the parent has no such folder). Returns the new root tree's raw id and every new tree
     object (raw id -> body) that must be written. A folder left empty disappears, as in git."""
