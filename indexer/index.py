@@ -260,7 +260,8 @@ class Index:
 
     def _compacted(self, ix):
         """`ix` with its segments that are mostly deleted documents rewritten without them, under the
-        index lock (as it is when another process holds it).
+        index lock (left as it is when another process holds the lock). The caller builds the new
+        segment's files for the cold path (impact.build).
 
         Whoosh merges only small segments, so a big one keeps every version a change replaced: each
         edit, usage fold or re-index leaves one behind. A search then skips them all, one by one: at
@@ -272,12 +273,8 @@ class Index:
         with try_locked(self.lock_path) as got:
             if not got:
                 return ix
-            from . import impact
-
             ix.writer().commit(mergetype=_compact)
-            ix = _reopened(self.dir, ix)
-            impact.build(ix)
-        return ix
+            return _reopened(self.dir, ix)
 
     def _in_step(self, stamps: tuple, errors: dict[str, str], generation: int | None) -> None:
         """The index (its Whoosh `generation`) matches the files as of `stamps`: remember it here, and in
@@ -578,11 +575,16 @@ def _generation(folder: Path) -> int | None:
 def _merge_small(writer, segments):
     """Whoosh's MERGE_SMALL, its choice made by `cold.merged`, where a search that ranks unindexed writes in
     memory reads it too (pending.py): it can then tell whether their commit would merge."""
-    from whoosh.reading import SegmentReader
-
     from .cold import merged
 
-    chosen = merged([s.doc_count_all() for s in segments])
+    return _merged_into(writer, segments, merged([s.doc_count_all() for s in segments]))
+
+
+def _merged_into(writer, segments, chosen: list[int]) -> list:
+    """Copy the live documents of the `chosen` segments (their positions, in the order they are copied)
+    into the commit's new segment; the segments kept as they are (what a Whoosh merge policy returns)."""
+    from whoosh.reading import SegmentReader
+
     for k in chosen:
         reader = SegmentReader(writer.storage, writer.schema, segments[k])
         writer.add_reader(reader)
@@ -598,17 +600,7 @@ def _bloated(segment) -> bool:
 
 def _compact(writer, segments):
     """A merge policy: the bloated segments' live documents into the commit's new segment; the rest kept."""
-    from whoosh.reading import SegmentReader
-
-    kept = []
-    for segment in segments:
-        if _bloated(segment):
-            reader = SegmentReader(writer.storage, writer.schema, segment)
-            writer.add_reader(reader)
-            reader.close()
-        else:
-            kept.append(segment)
-    return kept
+    return _merged_into(writer, segments, [k for k, s in enumerate(segments) if _bloated(s)])
 
 
 def _mtime(path: Path) -> int | None:

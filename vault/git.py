@@ -37,10 +37,9 @@ class StagedElsewhere(GitError):
 
 def blob_id(data: bytes, like: str) -> str:
     """The id git gives a file holding `data`, in the hash of the id `like` (SHA-1, or SHA-256)."""
-    import hashlib
+    from .trees import object_id
 
-    header = b"blob %d\0" % len(data)
-    return (hashlib.sha256 if len(like) == 64 else hashlib.sha1)(header + data).hexdigest()
+    return object_id(data, len(like) // 2, b"blob").hex()
 
 
 class Commit(NamedTuple):

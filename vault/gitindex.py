@@ -206,29 +206,19 @@ def _entry_at(data: bytes, offset: int, end: int) -> tuple[bytes, int] | None:
 
 def _find(data, end: int, name: bytes) -> tuple[int, int]:
     """(offset, size) of `name`'s entry, or (offset where it would go, 0). Its folder's first entry is found
-    by its bytes, checked to be an entry's own start; from there the entry itself is searched for by its
-    bytes (a file changed), and failing that the folder's entries are walked to where it goes (a new
-    file: a subfolder of memories/ holds a few hundred). The file is never walked whole."""
+    by its bytes; from there the entry itself (a file changed), and failing that the folder's entries are
+    walked to where it goes (a new file: a subfolder of memories/ holds a few hundred). The file is never
+    walked whole."""
     folder = name[:name.rfind(b"/") + 1]
     if not folder:
         raise Unsupported("a file at the top of the vault")
-    at = data.find(folder, HEADER, end)
-    while at >= 0:
-        entry = _entry_at(data, at - FIXED, end)
-        if entry and entry[0].startswith(folder):
-            break
-        at = data.find(folder, at + 1, end)
-    else:
+    first = _entry_starting(data, folder, HEADER, end)
+    if first is None:
         raise Unsupported("a folder git's index does not list yet")
-    start = at - FIXED
-    needle = struct.pack(">H", min(len(name), 0xFFF)) + name + b"\0"
-    at = data.find(needle, start, end)
-    while at >= 0:
-        entry = _entry_at(data, at - 60, end)
-        if entry and entry[0] == name:
-            return at - 60, entry[1]
-        at = data.find(needle, at + 1, end)
-    offset = start
+    found = _entry_starting(data, name + b"\0", first[0], end)
+    if found is not None:
+        return found
+    offset = first[0]
     for _ in range(MAX_WALK):
         if offset >= end:
             return offset, 0
@@ -242,6 +232,18 @@ def _find(data, end: int, name: bytes) -> tuple[int, int]:
             return offset, 0
         offset += size
     raise Unsupported("a new file in a folder too large to walk")
+
+
+def _entry_starting(data, prefix: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """(offset, size) of the first entry from `start` whose path begins with `prefix`, found by the bytes and
+    checked to be an entry's own start (not bytes inside an id or another path)."""
+    at = data.find(prefix, start + FIXED, end)
+    while at >= 0:
+        entry = _entry_at(data, at - FIXED, end)
+        if entry is not None:
+            return at - FIXED, entry[1]
+        at = data.find(prefix, at + 1, end)
+    return None
 
 
 def _entry(name: bytes, info: os.stat_result, blob: bytes) -> bytes:

@@ -32,10 +32,11 @@ def serialize(entries: dict[bytes, tuple[bytes, bytes]]) -> bytes:
     return b"".join(entries[name][0] + b" " + name + b"\0" + entries[name][1] for name in order)
 
 
-def object_id(body: bytes, id_size: int) -> bytes:
-    """The raw id git gives the tree `body` (SHA-1, or SHA-256 in a repository that uses it)."""
+def object_id(body: bytes, id_size: int, kind: bytes = b"tree") -> bytes:
+    """The raw id git gives an object of `kind` holding `body` (SHA-1, or SHA-256 in a repository that
+    uses it)."""
     digest = hashlib.sha256 if id_size == 32 else hashlib.sha1
-    return digest(b"tree %d\0" % len(body) + body).digest()
+    return digest(b"%s %d\0" % (kind, len(body)) + body).digest()
 
 
 def folders(paths: list[str]) -> list[str]:
