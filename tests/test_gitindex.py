@@ -205,3 +205,20 @@ def test_many_paths_are_left_to_git(tmp_path):
     GitStore(root).commit(list(change), "hafiza: import\n")
     assert git(root, "status", "--porcelain") == ""
     assert len(git(root, "show", "--name-only", "--format=", "HEAD").split()) == len(change)
+
+
+@pytest.mark.parametrize("rel", ["memories/../../outside.md", "/etc/passwd", "memories/./x.md", ".git/config",
+                                 "memories//x.md", "-x.md\nmemories/y.md"])
+def test_a_path_outside_the_work_tree_or_into_git_is_never_committed_from_trees(tmp_path, rel):
+    from hafiza.vault.errors import GitError
+
+    root = _repo(tmp_path / "v")
+    (tmp_path / "outside.md").write_text("not the vault's\n")
+    tracked = git(root, "ls-tree", "-r", "--name-only", "HEAD")
+    try:  # left to git's own staging, which refuses such a path or finds no file by it
+        GitStore(root).commit([rel], "hafiza: one\n")
+    except GitError:
+        pass
+    assert git(root, "ls-tree", "-r", "--name-only", "HEAD") == tracked
+    assert git(root, "ls-files") == tracked
+    git(root, "fsck", "--strict", "--no-progress")

@@ -240,7 +240,7 @@ class GitStore:
         from . import gitindex, trees
 
         parent = self.head()
-        if parent is None or not rels or any("\n" in rel or "\\" in rel or rel.startswith("/") for rel in rels):
+        if parent is None or not rels or not all(map(_plain_rel, rels)):
             return None
         present = {}  # path -> its stat, taken before git reads it: a change made after is seen as one
         for rel in rels:
@@ -790,6 +790,15 @@ NO_GIT = "git is not installed or not on PATH; hafiza keeps the vault in git: in
 PATHSPEC = "hafiza-pathspec-"  # in .git/: the paths of one git call, removed after it
 # What git says when a write finds no room (its own wording varies by where it failed).
 _DISK_FULL = ("No space left on device", "Out of diskspace", "Disk quota exceeded")
+
+
+def _plain_rel(rel: str) -> bool:
+    """A path inside the work tree that git's line-based input can carry: no `..`, `.`, empty or `.git`
+    part, no backslash or newline, not absolute (anything else is left to `git update-index`, which refuses
+    what it must)."""
+    parts = rel.split("/")
+    return ("\n" not in rel and "\\" not in rel and "\r" not in rel
+            and all(part not in ("", ".", "..") and part.lower() != ".git" for part in parts))
 
 
 def _require_git() -> None:
