@@ -238,7 +238,7 @@ def die_after(name, real):
 store.atomic_write = die_after("write", store.atomic_write)
 real_run = git.GitStore._run
 def run(self, *args, **kwargs):
-    # Staging is `add`, `update-index --stdin`, or hafiza bringing git's index level itself (gitindex.level);
+    # Staging is `add`, `update-index --stdin`, or hafiza bringing git's index level itself (gitindex.prepare);
     # the commit lands when `update-ref` moves the branch.
     step = {"update-index": "add", "update-ref": "commit"}.get(args[0], args[0])
     if step in ("add", "commit"):
@@ -246,7 +246,7 @@ def run(self, *args, **kwargs):
     return real_run(self, *args, **kwargs)
 wrapped = {name: die_after(name, real_run) for name in ("add", "commit")}
 git.GitStore._run = run
-gitindex.level = die_after("add", gitindex.level)
+gitindex.prepare = die_after("add", gitindex.prepare)
 sys.argv = ["hafiza", *sys.argv[3:]]
 from hafiza.cli.main import main
 main()

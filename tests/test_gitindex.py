@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import struct
+import subprocess
 
 import pytest
 
@@ -222,3 +223,47 @@ def test_a_path_outside_the_work_tree_or_into_git_is_never_committed_from_trees(
     assert git(root, "ls-tree", "-r", "--name-only", "HEAD") == tracked
     assert git(root, "ls-files") == tracked
     git(root, "fsck", "--strict", "--no-progress")
+
+
+def test_a_commit_that_git_refuses_leaves_the_index_it_had_made_ready_unused(tmp_path):
+    from hafiza.vault.errors import GitError
+
+    root = _repo(tmp_path / "v")
+    _apply(root, {"memories/3f/c.md": "new\n"})
+    before, head = (root / ".git" / "index").read_bytes(), git(root, "rev-parse", "HEAD")
+    with pytest.raises(GitError, match="commit-tree"):  # made while the index is written to its lock file
+        GitStore(root)._commit_files(["memories/3f/c.md"], "hafiza: one\n", {"GIT_AUTHOR_DATE": "not a date"})
+    assert (root / ".git" / "index").read_bytes() == before
+    assert not (root / ".git" / "index.lock").exists()
+    assert git(root, "rev-parse", "HEAD") == head
+    assert git(root, "status", "--porcelain") == "?? memories/3f/c.md\n"
+    GitStore(root).commit(["memories/3f/c.md"], "hafiza: one\n")
+    assert git(root, "status", "--porcelain") == ""
+
+
+def test_blob_ids_from_trees_are_the_ones_git_names(tmp_path):
+    root = _repo(tmp_path / "v")
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{git(root, 'rev-parse', 'HEAD').strip()},memories/sub")
+    git(root, "commit", "-q", "-m", "a submodule")
+    asked = ["memories/3f/b.md", "README.md", "memories/3f", "memories/sub", "memories/none.md", "none/x.md",
+             "README.md/x.md", "memories/3f/../a.md"]
+    got = GitStore(root).blob_ids(asked)
+    for rel in asked:
+        kind = subprocess.run(["git", "-C", str(root), "cat-file", "-t", f"HEAD:{rel}"], capture_output=True, text=True)
+        named = git(root, "rev-parse", f"HEAD:{rel}").strip() if kind.stdout.strip() == "blob" else None
+        assert got[rel] == named, rel
+    assert got["memories/3f/b.md"] is not None and got["memories/sub"] is None and got["memories/3f"] is None
+
+
+def test_a_write_reads_head_s_trees_once_for_its_look_at_hand_edits_and_its_commit(tmp_path, monkeypatch):
+    root = _repo(tmp_path / "v")
+    store = GitStore(root)
+    reads = []
+    original = GitStore._objects
+    monkeypatch.setattr(GitStore, "_objects", lambda self, specs: reads.append(list(specs)) or original(self, specs))
+    assert store.blob_ids(["memories/3f/d.md"])["memories/3f/d.md"] == git(root, "rev-parse", "HEAD:memories/3f/d.md").strip()
+    _apply(root, {"memories/3f/d.md": "d changed\n"})
+    store.commit(["memories/3f/d.md"], "hafiza: one\n")
+    assert len(reads) == 1 and git(root, "status", "--porcelain") == ""
+    store.blob_ids(["memories/3f/d.md"])  # a new HEAD: read anew
+    assert len(reads) == 2

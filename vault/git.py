@@ -86,6 +86,7 @@ class GitStore:
         if not self.git_dir.is_dir():
             raise GitError(f"{self.root} is not a git repository")
         self._identity, self._identity_asked = _OWN_IDENTITY, False
+        self._read: tuple[str, dict] = ("", {})  # (a commit, its folders' trees as read): see `_trees_of`
 
     @classmethod
     def init(cls, root: Path) -> "GitStore":
@@ -254,7 +255,11 @@ class GitStore:
                 return None
             present[rel] = info
         folders = trees.folders(rels)
-        found = self._objects([f"{parent}:{folder}" if folder else f"{parent}^{{tree}}" for folder in folders])
+        # The parent's trees, and the blobs through git, which applies the vault's attributes (eol, filters)
+        # as `git add` would: two git processes at once.
+        asked = "".join(f"{rel}\n" for rel in present).encode("utf-8", "surrogateescape")
+        found, out = _together(lambda: self._trees_of(parent, folders),
+                               lambda: self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b"")
         if any(entry is not None and entry[0] != b"tree" for entry in found):
             return None  # a file where the commit has a folder
         size = len(parent) // 2
@@ -264,20 +269,45 @@ class GitStore:
             was = (parsed[folder] or {}).get(name.encode("utf-8", "surrogateescape"))
             if was is not None and was[0] != trees.FILE:
                 return None  # a folder, link or executable becomes a file: git's index knows how
-        # Blobs through git, which applies the vault's attributes (eol, filters) as `git add` would.
-        asked = "".join(f"{rel}\n" for rel in present).encode("utf-8", "surrogateescape")
-        out = self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b""
         blobs = dict(zip(present, (bytes.fromhex(line) for line in out.decode("ascii").split())))
         root, written = trees.edit(parsed, {rel: blobs.get(rel) for rel in rels}, size)
-        if not self._write_trees(written):
-            return None
-        sha = self._run("commit-tree", root.hex(), "-p", parent, "-m", msg.strip("\n"), env=env).strip()
+
+        def make_commit() -> str | None:
+            if not self._write_trees(written):
+                return None
+            return self._run("commit-tree", root.hex(), "-p", parent, "-m", msg.strip("\n"), env=env).strip()
+
+        held = []  # git's index made ready, once it is
+
+        def stage() -> None:
+            try:
+                held.append(gitindex.prepare(self.git_dir, {rel: (present[rel], blobs[rel]) if rel in present
+                                                            else None for rel in rels}))
+            except (gitindex.Unsupported, OSError):
+                pass  # git's update-index does it below
+
+        def move() -> None:
+            subject = msg.split("\n", 1)[0]
+            self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
+
+        # git's index is made ready (in its lock file) while git makes the commit: they need nothing of each other.
+        published = False
         try:
-            gitindex.level(self.git_dir, {rel: (present[rel], blobs[rel]) if rel in present else None for rel in rels})
-        except (gitindex.Unsupported, OSError):
-            self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
-        subject = msg.split("\n", 1)[0]
-        self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
+            sha, _ = _together(make_commit, stage)
+            if sha is None:
+                return None
+            if held:
+                held[0].publish()
+                published = True
+            else:
+                self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
+        finally:
+            if held and not published:
+                held[0].abandon()
+        if published:
+            _together(move, held[0].release)  # the old index's pages are freed while git moves the branch
+        else:
+            move()
         return sha
 
     def _write_trees(self, written: dict[bytes, bytes]) -> bool:
@@ -379,17 +409,42 @@ class GitStore:
             self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=files)
 
     def blob_ids(self, rels) -> dict[str, str | None]:
-        """Each path's blob id in the last commit (None where it holds none): one `cat-file` for all."""
+        """Each path's blob id in the last commit (None where it holds none), from its folder's tree: one
+        `cat-file` for all, and none more when the commit of this write reads the same trees."""
+        from . import trees
+
         rels = [str(r) for r in rels]
-        if self.head() is None:
+        head = self.head()
+        if head is None:
             return dict.fromkeys(rels)
-        asked = "".join(f"HEAD:{rel}\n" for rel in rels).encode("utf-8", "surrogateescape")
-        out = self._exec(("cat-file", "--batch-check=%(objectname) %(objecttype)"), None, asked)
+        if not all(map(_plain_rel, rels)):
+            asked = "".join(f"HEAD:{rel}\n" for rel in rels).encode("utf-8", "surrogateescape")
+            out = self._exec(("cat-file", "--batch-check=%(objectname) %(objecttype)"), None, asked)
+            lines = [line.partition(" ") for line in out.decode("utf-8", "surrogateescape").splitlines()]
+            return {rel: sha if kind == "blob" else None for rel, (sha, _, kind) in zip(rels, lines)}
+        folders = trees.folders(rels)  # every folder on the way, as the commit that follows reads them
+        read = dict(zip(folders, self._trees_of(head, folders)))
+        where = [rel.rpartition("/") for rel in rels]
+        listed = {folder: trees.parse(read[folder][1], len(head) // 2) if read[folder] and read[folder][0] == b"tree"
+                  else {} for folder in {folder for folder, _, _ in where}}
         found = {}
-        for rel, line in zip(rels, out.decode("utf-8", "surrogateescape").splitlines()):
-            sha, _, kind = line.partition(" ")
-            found[rel] = sha if kind == "blob" else None
+        for rel, (folder, _, name) in zip(rels, where):
+            entry = listed[folder].get(name.encode("utf-8", "surrogateescape"))
+            found[rel] = entry[1].hex() if entry and entry[0] not in (trees.FOLDER, trees.SUBMODULE) else None
         return found
+
+    def _trees_of(self, commit: str, folders: list[str]) -> list[tuple[bytes, bytes] | None]:
+        """(type, bytes) of each of `folders` ("" the root) in `commit`, None where it has none; asked of git
+        once per commit and folder, so a write's look for hand edits and its commit share one read. Only the
+        last commit asked about is kept."""
+        if self._read[0] != commit:
+            self._read = (commit, {})
+        kept = self._read[1]
+        missing = [folder for folder in folders if folder not in kept]
+        if missing:
+            kept.update(zip(missing, self._objects([f"{commit}:{folder}" if folder else f"{commit}^{{tree}}"
+                                                    for folder in missing])))
+        return [kept[folder] for folder in folders]
 
     def commit_contents(self, files: dict[str, bytes], msg: str) -> str:
         """Commit `files` (path -> bytes) as given rather than as the work tree now holds them; the sha."""
@@ -787,6 +842,7 @@ LOW_SPACE = 1 << 20  # a git write that fails with less free than this failed fo
 # Remote commands never stop at a terminal prompt for a password (a sync from cron would hang): they fail.
 OFFLINE = {"GIT_TERMINAL_PROMPT": "0"}
 NO_GIT = "git is not installed or not on PATH; hafiza keeps the vault in git: install git and try again"
+SWITCH = 0.0002  # seconds: how often threads working at once may swap Python's lock (its default: 0.005)
 PATHSPEC = "hafiza-pathspec-"  # in .git/: the paths of one git call, removed after it
 # What git says when a write finds no room (its own wording varies by where it failed).
 _DISK_FULL = ("No space left on device", "Out of diskspace", "Disk quota exceeded")
@@ -799,6 +855,36 @@ def _plain_rel(rel: str) -> bool:
     parts = rel.split("/")
     return ("\n" not in rel and "\\" not in rel and "\r" not in rel
             and all(part not in ("", ".", "..") and part.lower() != ".git" for part in parts))
+
+
+def _together(first, second):
+    """(first(), second()), `first` run in a thread while `second` runs here: for git processes, which wait on
+    their pipes, and file work, which lets go of Python's lock while the kernel works. Either's exception is
+    raised once both are done."""
+    import sys
+    import threading
+
+    box: list = []
+
+    def run() -> None:
+        try:
+            box.append((True, first()))
+        except BaseException as exc:  # raised in the caller's thread below
+            box.append((False, exc))
+
+    thread = threading.Thread(target=run, daemon=True)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH)  # each thread gets Python's lock back within SWITCH of its syscall's end
+    thread.start()
+    try:
+        second_result = second()
+    finally:
+        thread.join()
+        sys.setswitchinterval(interval)
+    ok, first_result = box[0]
+    if not ok:
+        raise first_result
+    return first_result, second_result
 
 
 def _require_git() -> None:

@@ -53,27 +53,31 @@ def existing(folder: Path, memory_id: str) -> Path | None:
 
 def shard_folders(folder: Path) -> list[Path]:
     """The subfolders that exist, in order."""
-    return [path for path, _ in shard_stats(folder)]
+    return [folder / name for name, _ in shard_stats(folder)]
 
 
-def shard_stats(folder: Path) -> list[tuple[Path, os.stat_result]]:
-    """(path, stat) of each subfolder that exists, in order: 256 stats, never a listing of memories/ (which
-    may be large). None at all when the folder's link count says it has no subfolder (2 on ext4 and most
-    file systems; btrfs says 1 whatever it holds, and is looked at)."""
+def shard_stats(folder: Path) -> list[tuple[str, os.stat_result]]:
+    """(name, stat) of each subfolder that exists, in order: 256 stats relative to the folder (a third of the
+    cost of 256 full paths), never a listing of memories/ (which may be large). None at all when the folder's
+    link count says it has no subfolder (2 on ext4 and most file systems; btrfs says 1 whatever it holds,
+    and is looked at)."""
     try:
-        if os.stat(folder).st_nlink == 2:
-            return []
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return []
     found = []
-    for name in SHARDS:
-        path = folder / name
-        try:
-            info = os.stat(path)
-        except OSError:
-            continue
-        if info.st_mode & 0o170000 == 0o040000:
-            found.append((path, info))
+    try:
+        if os.fstat(fd).st_nlink == 2:
+            return []
+        for name in SHARDS:
+            try:
+                info = os.stat(name, dir_fd=fd)
+            except OSError:
+                continue
+            if info.st_mode & 0o170000 == 0o040000:
+                found.append((name, info))
+    finally:
+        os.close(fd)
     return found
 
 

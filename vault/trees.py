@@ -13,6 +13,7 @@ import hashlib
 
 FOLDER = b"40000"
 FILE = b"100644"
+SUBMODULE = b"160000"  # a commit of another repository, not a blob
 
 
 def parse(body: bytes, id_size: int) -> dict[bytes, tuple[bytes, bytes]]:
