@@ -98,7 +98,8 @@ def test_the_index_is_spliced_not_rewritten_by_git(tmp_path):
     _apply(root, {"memories/3f/c.md": "new\n"})
     info = (root / "memories/3f/c.md").stat()
     blob = bytes.fromhex(git(root, "hash-object", "-w", "memories/3f/c.md").strip())
-    spliced = b"".join(gitindex._spliced(data, {"memories/3f/c.md": (info, blob)}))
+    change = {"memories/3f/c.md": (info, blob)}
+    spliced = b"".join(gitindex._pieces(data, gitindex._plan(data, {"memories/3f/c.md": True}), lambda: change))
     assert struct.unpack(">I", spliced[8:12])[0] == struct.unpack(">I", data[8:12])[0] + 1
     # every entry before and after the new one is byte for byte as it was
     at = spliced.index(b"memories/3f/c.md") - gitindex.FIXED
@@ -133,10 +134,9 @@ def test_an_index_or_change_this_does_not_handle_is_left_to_git(tmp_path, why):
         change = {"memories/3f/d.md": "d changed\n"}
     _apply(root, change)
     data = (root / ".git" / "index").read_bytes()
-    info = (root / next(iter(change))).stat()
     if why not in ("staged by hand",):
         with pytest.raises(gitindex.Unsupported):
-            gitindex._spliced(data, {rel: (info, b"\1" * 20) for rel in change})
+            gitindex._plan(data, dict.fromkeys(change, True))
     GitStore(root).commit(list(change), "hafiza: one\n")
     if why != "assume-unchanged":  # git is told not to look at that file: its entry stays as the user left it
         assert git(root, "diff", "--cached", "--name-only", "HEAD") == (
@@ -168,7 +168,7 @@ def test_a_corrupt_index_is_not_blessed_with_a_new_checksum(tmp_path):
     data = bytearray((root / ".git" / "index").read_bytes())
     data[40] ^= 0xFF
     with pytest.raises(gitindex.Unsupported, match="checksum"):
-        gitindex._spliced(bytes(data), {})
+        gitindex._plan(bytes(data), {})
 
 
 def test_a_commit_made_through_git_index_refuses_what_was_staged_by_hand(tmp_path):
@@ -267,3 +267,28 @@ def test_a_write_reads_head_s_trees_once_for_its_look_at_hand_edits_and_its_comm
     assert len(reads) == 1 and git(root, "status", "--porcelain") == ""
     store.blob_ids(["memories/3f/d.md"])  # a new HEAD: read anew
     assert len(reads) == 2
+
+
+def test_the_old_index_file_is_written_over_by_the_write_after_next_never_while_it_is_the_index(tmp_path):
+    import os
+
+    root = _repo(tmp_path / "v")
+    index, spare = root / ".git" / "index", root / ".git" / gitindex.SPARE
+    store = GitStore(root)
+    for n in range(3):
+        _apply(root, {f"memories/3f/n{n}.md": f"{n}\n"})
+        before = index.stat()
+        store.commit([f"memories/3f/n{n}.md"], "hafiza: one\n")
+        assert os.path.samestat(spare.stat(), before) and not os.path.samestat(index.stat(), before)
+        assert git(root, "status", "--porcelain") == "" and git(root, "diff-files", "--name-only") == ""
+    # A write that died between publish's two renames leaves the spare naming the index itself: a new file then.
+    spare.unlink()
+    os.link(index, spare)
+    held = tmp_path / "held"
+    os.link(index, held)
+    was = held.read_bytes()
+    _apply(root, {"memories/3f/last.md": "last\n"})
+    store.commit(["memories/3f/last.md"], "hafiza: one\n")
+    assert held.read_bytes() == was
+    assert git(root, "status", "--porcelain") == ""
+    git(root, "fsck", "--strict", "--no-progress")

@@ -117,6 +117,24 @@ def test_a_manifest_made_before_subfolders_is_upgraded_in_place(vault, small_lim
     assert "__/" in sql.fetchone()[0]
 
 
+
+def test_the_misnamed_ids_are_kept_for_writers_while_the_manifest_does_not_move(vault, monkeypatch):
+    vault.remember("Deploys go through the pipeline.", id="pipeline")
+    index = Index(vault.root)
+    index.sync()
+    opened = []
+    original = Index._manifest
+    monkeypatch.setattr(Index, "_manifest", lambda self: opened.append(1) or original(self))
+    assert index.misnamed() == set() and len(opened) == 1
+    assert Index(vault.root).misnamed() == set() and len(opened) == 1  # kept: SQLite is not even loaded
+    (vault.memories_dir / "notes.md").write_text("---\nid: deploy\ntype: fact\n---\nDeploy on Fridays.\n")
+    index.sync()  # the manifest moves: what was kept no longer answers for it
+    opened.clear()
+    assert Index(vault.root).misnamed() == {"deploy"} and len(opened) == 1
+    with pytest.raises(HafizaError, match="already taken"):
+        vault.remember("Another text.", id="deploy")
+
+
 # ---- hand edits between full looks (a vault whose git index is large)
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import datetime as dt
 import os
 import re
 import stat
+import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -255,60 +256,80 @@ class GitStore:
                 return None
             present[rel] = info
         folders = trees.folders(rels)
-        # The parent's trees, and the blobs through git, which applies the vault's attributes (eol, filters)
-        # as `git add` would: two git processes at once.
         asked = "".join(f"{rel}\n" for rel in present).encode("utf-8", "surrogateescape")
-        found, out = _together(lambda: self._trees_of(parent, folders),
-                               lambda: self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b"")
+        made = _Later()  # the blobs' raw ids, once git has made them
+
+        def entries() -> dict:
+            blobs = made.get()
+            if blobs is None:
+                raise gitindex.Unsupported("no commit is made")
+            return {rel: (present[rel], blobs[rel]) for rel in present}
+
+        def stage():
+            try:
+                return gitindex.prepare(self.git_dir, {rel: rel in present for rel in rels}, entries)
+            except (gitindex.Unsupported, OSError):
+                return None  # git's update-index does it below
+
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH)  # each thread has Python's lock back within SWITCH of its syscall's end
+        try:
+            # git's index is made ready in its lock file while git reads HEAD's trees, makes the blobs and then
+            # the commit: it waits only for the blobs' ids, when its first new entry is due.
+            staging, staged, published = _Aside(stage), None, False
+            try:
+                found, out = _together(
+                    lambda: self._trees_of(parent, folders),
+                    # through git, which applies the vault's attributes (eol, filters) as `git add` would
+                    lambda: self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b"")
+                blobs = dict(zip(present, (bytes.fromhex(line) for line in out.decode("ascii").split())))
+                made.give(blobs)
+                sha = self._commit_trees(parent, found, folders, {rel: blobs.get(rel) for rel in rels}, msg, env)
+                if sha is None:
+                    return None
+                staged = staging.result()
+                if staged is None:
+                    self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
+                else:
+                    staged.publish()
+                    published = True
+            finally:
+                made.give(None)  # a `stage` still waiting for the blobs gives up
+                staged = staged or staging.result(quiet=True)
+                if staged is not None and not published:
+                    staged.abandon()
+
+            def move() -> None:
+                subject = msg.split("\n", 1)[0]
+                self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
+
+            if published:
+                _together(move, staged.release)  # the old index's pages are freed while git moves the branch
+            else:
+                move()
+            return sha
+        finally:
+            sys.setswitchinterval(interval)
+
+    def _commit_trees(self, parent: str, found: list, folders: list[str], changes: dict[str, bytes | None],
+                      msg: str, env: dict | None) -> str | None:
+        """The commit of `changes` (path -> raw blob id, None: removed) made from the parent's trees `found` (of
+        `folders`), not yet on any branch; None where a path's kind changes (git's index knows how)."""
+        from . import trees
+
         if any(entry is not None and entry[0] != b"tree" for entry in found):
             return None  # a file where the commit has a folder
         size = len(parent) // 2
         parsed = {folder: trees.parse(entry[1], size) if entry else None for folder, entry in zip(folders, found)}
-        for rel in rels:
+        for rel in changes:
             folder, _, name = rel.rpartition("/")
             was = (parsed[folder] or {}).get(name.encode("utf-8", "surrogateescape"))
             if was is not None and was[0] != trees.FILE:
-                return None  # a folder, link or executable becomes a file: git's index knows how
-        blobs = dict(zip(present, (bytes.fromhex(line) for line in out.decode("ascii").split())))
-        root, written = trees.edit(parsed, {rel: blobs.get(rel) for rel in rels}, size)
-
-        def make_commit() -> str | None:
-            if not self._write_trees(written):
-                return None
-            return self._run("commit-tree", root.hex(), "-p", parent, "-m", msg.strip("\n"), env=env).strip()
-
-        held = []  # git's index made ready, once it is
-
-        def stage() -> None:
-            try:
-                held.append(gitindex.prepare(self.git_dir, {rel: (present[rel], blobs[rel]) if rel in present
-                                                            else None for rel in rels}))
-            except (gitindex.Unsupported, OSError):
-                pass  # git's update-index does it below
-
-        def move() -> None:
-            subject = msg.split("\n", 1)[0]
-            self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
-
-        # git's index is made ready (in its lock file) while git makes the commit: they need nothing of each other.
-        published = False
-        try:
-            sha, _ = _together(make_commit, stage)
-            if sha is None:
-                return None
-            if held:
-                held[0].publish()
-                published = True
-            else:
-                self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
-        finally:
-            if held and not published:
-                held[0].abandon()
-        if published:
-            _together(move, held[0].release)  # the old index's pages are freed while git moves the branch
-        else:
-            move()
-        return sha
+                return None  # a folder, link or executable becomes a file
+        root, written = trees.edit(parsed, changes, size)
+        if not self._write_trees(written):
+            return None
+        return self._run("commit-tree", root.hex(), "-p", parent, "-m", msg.strip("\n"), env=env).strip()
 
     def _write_trees(self, written: dict[bytes, bytes]) -> bool:
         """Store tree objects (raw id -> body) through git, one process for all; False (a tree of
@@ -857,34 +878,61 @@ def _plain_rel(rel: str) -> bool:
             and all(part not in ("", ".", "..") and part.lower() != ".git" for part in parts))
 
 
+class _Aside:
+    """`work()` run in a thread from now on; `result()` waits for it and gives what it returned, or raises what
+    it raised (None instead with `quiet`)."""
+
+    def __init__(self, work):
+        import threading
+
+        self._box: list = []
+
+        def run() -> None:
+            try:
+                self._box.append((True, work()))
+            except BaseException as exc:  # raised in the caller's thread, by `result`
+                self._box.append((False, exc))
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def result(self, quiet: bool = False):
+        self._thread.join()
+        ok, value = self._box[0]
+        if not ok and not quiet:
+            raise value
+        return value if ok else None
+
+
+class _Later:
+    """A value one thread gives (once: later gifts are ignored) and another waits for."""
+
+    def __init__(self):
+        import threading
+
+        self._ready, self._value = threading.Event(), None
+
+    def give(self, value) -> None:
+        if not self._ready.is_set():
+            self._value = value
+            self._ready.set()
+
+    def get(self):
+        self._ready.wait()
+        return self._value
+
+
 def _together(first, second):
     """(first(), second()), `first` run in a thread while `second` runs here: for git processes, which wait on
     their pipes, and file work, which lets go of Python's lock while the kernel works. Either's exception is
     raised once both are done."""
-    import sys
-    import threading
-
-    box: list = []
-
-    def run() -> None:
-        try:
-            box.append((True, first()))
-        except BaseException as exc:  # raised in the caller's thread below
-            box.append((False, exc))
-
-    thread = threading.Thread(target=run, daemon=True)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH)  # each thread gets Python's lock back within SWITCH of its syscall's end
-    thread.start()
+    aside = _Aside(first)
     try:
         second_result = second()
-    finally:
-        thread.join()
-        sys.setswitchinterval(interval)
-    ok, first_result = box[0]
-    if not ok:
-        raise first_result
-    return first_result, second_result
+    except BaseException:
+        aside.result(quiet=True)
+        raise
+    return aside.result(), second_result
 
 
 def _require_git() -> None:

@@ -27,12 +27,14 @@ import os
 import stat as st
 import struct
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 HEADER = 12
 FIXED = 62  # bytes of an entry before its path: 10 stat fields, a 20-byte id, 2 bytes of flags
 END_OF_ENTRIES = b"EOIE"
 TREE = b"TREE"
 KEPT = (b"REUC",)  # optional extensions that stay valid whatever entries change
+SPARE = "hafiza-index.spare"  # in .git/: an older index, written over by the next write (see `_take`)
 STAMP = "hafiza-index"  # in .git/: which index file this module wrote last (its checksum is known good)
 LOCK_WAIT = 2.0  # seconds
 MAX_PATHS = 64  # each is found by a search of the index: an import's thousands are left to git
@@ -47,22 +49,27 @@ class Unsupported(Exception):
 def level(git_dir: Path, changes: dict[str, tuple[os.stat_result, bytes] | None]) -> None:
     """Set the entry of each path in `changes` to (its file's stat, taken before its blob was made; its raw
     blob id), or remove it (None): `prepare`, then publish and release at once."""
-    staged = prepare(git_dir, changes)
+    staged = prepare(git_dir, {path: change is not None for path, change in changes.items()},
+                     lambda: {path: change for path, change in changes.items() if change is not None})
     staged.publish()
     staged.release()
 
 
-def prepare(git_dir: Path, changes: dict[str, tuple[os.stat_result, bytes] | None]) -> "Staged":
-    """The new index for `changes` written whole to git's own lock file, .git/index.lock, and held there:
-    `Staged.publish` makes it the index (one atomic replacement), `Staged.abandon` drops it. Raises
-    Unsupported, having written nothing, where git itself must do it; FileExistsError when another git
-    process holds the index longer than LOCK_WAIT."""
+def prepare(git_dir: Path, paths: dict[str, bool], entries: Callable[[], dict[str, tuple[os.stat_result, bytes]]]
+            ) -> "Staged":
+    """The new index written whole to git's own lock file, .git/index.lock, and held there: `Staged.publish`
+    makes it the index (one atomic replacement), `Staged.abandon` drops it. `paths`: each path to change,
+    True where it keeps an entry (its file exists), False where its entry goes. `entries()` gives each kept
+    path's (stat, taken before its blob was made; raw blob id); it is called once, when the first new entry
+    is due, so the caller may still be having git make the blobs while the unchanged start of the index is
+    hashed and written. Raises Unsupported, having written nothing, where git itself must do it;
+    FileExistsError when another git process holds the index longer than LOCK_WAIT."""
     import mmap
 
-    if len(changes) > MAX_PATHS:
+    if len(paths) > MAX_PATHS:
         raise Unsupported("many paths: git updates them all in one pass over the index")
     staged = Staged(git_dir)
-    fd = _take(staged.lock)
+    fd = _take(staged.lock, staged.spare, staged.index)
     try:
         with open(staged.index, "rb") as f:
             info = os.fstat(f.fileno())
@@ -75,11 +82,14 @@ def prepare(git_dir: Path, changes: dict[str, tuple[os.stat_result, bytes] | Non
             ours = staged.stamp.read_text("ascii") == _stamp(info)
         except (OSError, UnicodeDecodeError):
             ours = False
-        for piece in _spliced(staged.data, changes, checked=ours):
+        size = 0
+        for piece in _pieces(staged.data, _plan(staged.data, paths, checked=ours), entries):
             view = memoryview(piece)
+            size += len(view)
             while view:
                 view = view[os.write(fd, view):]
             del view, piece
+        os.ftruncate(fd, size)  # the spare file held an older index, perhaps a longer one
     except BaseException:
         os.close(fd)
         staged.abandon()
@@ -94,15 +104,23 @@ class Staged:
 
     def __init__(self, git_dir: Path) -> None:
         self.index, self.lock, self.stamp = git_dir / "index", git_dir / "index.lock", git_dir / STAMP
+        self.spare = git_dir / SPARE
         self.data = None
 
     def publish(self) -> None:
-        """The new index in place of the old, in one rename."""
+        """The new index in place of the old, in one rename; the old one's file kept as the spare, to be
+        written over by the next write (see `_take`)."""
+        try:
+            kept = self.spare.with_name(SPARE + ".new")
+            kept.unlink(missing_ok=True)
+            os.link(self.index, kept)
+            os.replace(kept, self.spare)
+        except OSError:
+            pass  # no spare: the next write makes a new file
         os.replace(self.lock, self.index)
 
     def release(self) -> None:
-        """Let go of the old index (its pages are freed now, ~10 ms for a 13 MB one: the caller may overlap
-        this with its next git process) and note which file this module wrote."""
+        """Let go of the old index and note which file this module wrote."""
         self._unmap()
         try:
             self.stamp.write_text(_stamp(os.stat(self.index)), "ascii")
@@ -123,15 +141,35 @@ class Staged:
             self.data = None
 
 
-def _take(lock: Path) -> int:
+def _take(lock: Path, spare: Path, index: Path) -> int:
     """git's lock on its index, waiting up to LOCK_WAIT seconds for another git process to let go of it (an
-    editor's git integration runs `git status` often, and that writes the index); FileExistsError after."""
+    editor's git integration runs `git status` often, and that writes the index); FileExistsError after.
+
+    The lock file is the spare, an index two writes old, given the lock's name by a hard link (which, like
+    git's exclusive create, fails where the lock exists) and written over: a new file each time would
+    cost pages for the new index and freeing the old one's when it is replaced, ~10 ms at 13 MB. A new
+    file where there is no spare, or the spare is the index itself (a write that died between the two
+    renames of `Staged.publish`)."""
     import time
 
     deadline = time.monotonic() + LOCK_WAIT
     while True:
         try:
-            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            try:
+                os.link(spare, lock)
+            except FileExistsError:
+                raise
+            except OSError:  # no spare yet, or a file system without hard links
+                return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            fd = os.open(lock, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                if not os.path.samestat(os.fstat(fd), os.stat(index)) and os.fstat(fd).st_nlink == 2:
+                    return fd
+            except OSError:
+                pass
+            os.close(fd)
+            os.unlink(spare)  # named elsewhere too: never written over
+            os.unlink(lock)
         except FileExistsError:
             if time.monotonic() > deadline:
                 raise
@@ -144,50 +182,72 @@ def _stamp(info: os.stat_result) -> str:
     return f"{info.st_ino} {info.st_size} {info.st_mtime_ns}"
 
 
-def _spliced(data, changes: dict[str, tuple[os.stat_result, bytes] | None], checked: bool = False) -> list:
-    """The index `data` (bytes, or a map of the file) with `changes` applied: the new file's pieces, in
-    order, the unchanged runs of entries as views of `data`. Its checksum is verified first unless
+class Plan(NamedTuple):
+    """Where an index changes: its entry count after, where its entries end, its extensions, and the edits
+    in file order, each (offset, bytes of the old entry cut there, the path's bytes, whether it keeps an
+    entry)."""
+    count: int
+    end: int
+    extensions: list[tuple[bytes, bytes]]
+    edits: list[tuple[int, int, bytes, bool]]
+    folders: set[bytes]
+
+
+def _plan(data, paths: dict[str, bool], checked: bool = False) -> Plan:
+    """The edits that set `paths` in the index `data` (bytes, or a map of the file), found without changing
+    anything; Unsupported for an index or a change to leave to git. Its checksum is verified first unless
     `checked` (this module wrote that very file, and computed it)."""
-    whole = memoryview(data)
     if len(data) < HEADER + 20 or data[:4] != b"DIRC" or struct.unpack(">I", data[4:8])[0] != 2:
         raise Unsupported("not a version 2 index")
-    if not checked and hashlib.sha1(whole[:-20]).digest() != data[-20:]:
+    if not checked and hashlib.sha1(memoryview(data)[:-20]).digest() != data[-20:]:
         raise Unsupported("the index's checksum does not match: git will say what is wrong")
     count = struct.unpack(">I", data[8:12])[0]
     end, extensions = _extensions(data)
-    edits = []  # (offset, bytes of the old entry cut there, new entry), applied in offset order
-    for path in sorted(changes, key=_encode):
+    edits = []
+    for path in sorted(paths, key=_encode):
         name = _encode(path)
         offset, size = _find(data, end, name)
-        change = changes[path]
-        if change is None:
-            if size:
-                edits.append((offset, size, b"", name))
-                count -= 1
-            continue
-        edits.append((offset, size, _entry(name, *change), name))
-        count += not size
-    edits.sort(key=lambda e: (e[0], e[3]))
-    pieces, last = [data[:8], struct.pack(">I", count)], HEADER
-    for offset, size, entry, _ in edits:
-        pieces += [whole[last:offset], entry]
+        if not paths[path] and not size:
+            continue  # gone, and never listed
+        edits.append((offset, size, name, paths[path]))
+        count += paths[path] - bool(size)
+    edits.sort(key=lambda e: (e[0], e[2]))
+    folders = {b"/".join(_encode(p).split(b"/")[:n]) for p in paths for n in range(p.count("/") + 1)}
+    return Plan(count, end, extensions, edits, folders)
+
+
+def _pieces(data, plan: Plan, entries: Callable[[], dict[str, tuple[os.stat_result, bytes]]]):
+    """The new index, piece by piece, its checksum last: the unchanged runs of entries as views of `data`.
+    `entries()` is called when the first new entry is due."""
+    whole, checksum, made = memoryview(data), hashlib.sha1(), None
+
+    def out(piece):
+        checksum.update(piece)
+        return piece
+
+    yield out(data[:8] + struct.pack(">I", plan.count))
+    last, entries_end = HEADER, HEADER
+    for offset, size, name, kept in plan.edits:
+        yield out(whole[last:offset])
+        entries_end += offset - last
+        if kept:
+            made = entries() if made is None else made
+            entry = _entry(name, *made[name.decode("utf-8", "surrogateescape")])
+            yield out(entry)
+            entries_end += len(entry)
         last = offset + size
-    pieces.append(whole[last:end])
-    entries_end = sum(map(len, pieces))
-    folders = {b"/".join(_encode(p).split(b"/")[:n]) for p in changes for n in range(p.count("/") + 1)}
+    yield out(whole[last:plan.end])
+    entries_end += plan.end - last
     headers = b""
-    for sig, body in extensions:
+    for sig, body in plan.extensions:
         if sig == TREE:
-            body = _outdated(body, folders)
+            body = _outdated(body, plan.folders)
         elif sig not in KEPT:
             continue  # optional (an upper-case signature): git rebuilds it when it wants it
-        pieces += [sig + struct.pack(">I", len(body)), body]
+        yield out(sig + struct.pack(">I", len(body)) + body)
         headers += sig + struct.pack(">I", len(body))
-    pieces.append(END_OF_ENTRIES + struct.pack(">II", 24, entries_end) + hashlib.sha1(headers).digest())
-    checksum = hashlib.sha1()
-    for piece in pieces:
-        checksum.update(piece)
-    return [*pieces, checksum.digest()]
+    yield out(END_OF_ENTRIES + struct.pack(">II", 24, entries_end) + hashlib.sha1(headers).digest())
+    yield checksum.digest()
 
 
 def _encode(path: str) -> bytes:
