@@ -155,7 +155,8 @@ def test_a_held_index_lock_is_waited_for_then_left_alone(tmp_path, monkeypatch):
     _apply(root, {"memories/3f/c.md": "new\n"})
     monkeypatch.setattr(gitindex, "LOCK_WAIT", 0.1)
     with pytest.raises(FileExistsError):
-        gitindex.level(root / ".git", {"memories/3f/c.md": ((root / "memories/3f/c.md").stat(), b"\1" * 20)})
+        gitindex.prepare(root / ".git", {"memories/3f/c.md": True},
+                         lambda: {"memories/3f/c.md": ((root / "memories/3f/c.md").stat(), b"\1" * 20)})
     assert lock.read_bytes() == b"someone else's"
     monkeypatch.setattr(gitindex, "LOCK_WAIT", 5.0)
     threading.Timer(1.0, lock.unlink).start()  # a `git status` that lets go
@@ -193,7 +194,8 @@ def test_the_checksum_is_verified_unless_the_index_is_the_very_file_hafiza_wrote
     index.write_bytes(bytes(data))
     _apply(root, {"memories/3f/e.md": "e\n"})
     with pytest.raises(gitindex.Unsupported, match="checksum"):
-        gitindex.level(root / ".git", {"memories/3f/e.md": ((root / "memories/3f/e.md").stat(), b"\1" * 20)})
+        gitindex.prepare(root / ".git", {"memories/3f/e.md": True},
+                         lambda: {"memories/3f/e.md": ((root / "memories/3f/e.md").stat(), b"\1" * 20)})
     assert index.read_bytes() == bytes(data) and not (root / ".git" / "index.lock").exists()
 
 
@@ -202,7 +204,8 @@ def test_many_paths_are_left_to_git(tmp_path):
     change = {f"memories/3f/n{n:03d}.md": f"{n}\n" for n in range(gitindex.MAX_PATHS + 1)}
     _apply(root, change)
     with pytest.raises(gitindex.Unsupported, match="many"):
-        gitindex.level(root / ".git", {rel: ((root / rel).stat(), b"\1" * 20) for rel in change})
+        gitindex.prepare(root / ".git", dict.fromkeys(change, True),
+                         lambda: {rel: ((root / rel).stat(), b"\1" * 20) for rel in change})
     GitStore(root).commit(list(change), "hafiza: import\n")
     assert git(root, "status", "--porcelain") == ""
     assert len(git(root, "show", "--name-only", "--format=", "HEAD").split()) == len(change)
@@ -291,4 +294,23 @@ def test_the_old_index_file_is_written_over_by_the_write_after_next_never_while_
     store.commit(["memories/3f/last.md"], "hafiza: one\n")
     assert held.read_bytes() == was
     assert git(root, "status", "--porcelain") == ""
+    git(root, "fsck", "--strict", "--no-progress")
+
+
+@pytest.mark.parametrize("planted", ["a link to a file outside", "a pipe"])
+def test_a_spare_that_is_not_a_plain_file_is_never_written_through(tmp_path, planted):
+    import os
+
+    root = _repo(tmp_path / "v")
+    spare, outside = root / ".git" / gitindex.SPARE, tmp_path / "outside"
+    outside.write_bytes(b"not git's\n")
+    if planted == "a pipe":
+        os.mkfifo(spare)  # opened for writing, a pipe with no reader would block
+    else:
+        spare.symlink_to(outside)
+    _apply(root, {"memories/3f/c.md": "new\n"})
+    GitStore(root).commit(["memories/3f/c.md"], "hafiza: one\n")
+    assert outside.read_bytes() == b"not git's\n"
+    assert git(root, "status", "--porcelain") == "" and not (root / ".git" / "index.lock").exists()
+    assert spare.is_file() and not spare.is_symlink()  # the old index, kept as the spare from now on
     git(root, "fsck", "--strict", "--no-progress")

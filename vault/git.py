@@ -446,8 +446,10 @@ class GitStore:
         folders = trees.folders(rels)  # every folder on the way, as the commit that follows reads them
         read = dict(zip(folders, self._trees_of(head, folders)))
         where = [rel.rpartition("/") for rel in rels]
-        listed = {folder: trees.parse(read[folder][1], len(head) // 2) if read[folder] and read[folder][0] == b"tree"
-                  else {} for folder in {folder for folder, _, _ in where}}
+        listed = {}
+        for folder in {folder for folder, _, _ in where}:
+            kind, body = read[folder] or (None, b"")
+            listed[folder] = trees.parse(body, len(head) // 2) if kind == b"tree" else {}
         found = {}
         for rel, (folder, _, name) in zip(rels, where):
             entry = listed[folder].get(name.encode("utf-8", "surrogateescape"))

@@ -46,15 +46,6 @@ class Unsupported(Exception):
     """This index, or this change to it, is one to leave to git itself."""
 
 
-def level(git_dir: Path, changes: dict[str, tuple[os.stat_result, bytes] | None]) -> None:
-    """Set the entry of each path in `changes` to (its file's stat, taken before its blob was made; its raw
-    blob id), or remove it (None): `prepare`, then publish and release at once."""
-    staged = prepare(git_dir, {path: change is not None for path, change in changes.items()},
-                     lambda: {path: change for path, change in changes.items() if change is not None})
-    staged.publish()
-    staged.release()
-
-
 def prepare(git_dir: Path, paths: dict[str, bool], entries: Callable[[], dict[str, tuple[os.stat_result, bytes]]]
             ) -> "Staged":
     """The new index written whole to git's own lock file, .git/index.lock, and held there: `Staged.publish`
@@ -161,19 +152,32 @@ def _take(lock: Path, spare: Path, index: Path) -> int:
                 raise
             except OSError:  # no spare yet, or a file system without hard links
                 return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-            fd = os.open(lock, os.O_WRONLY | os.O_CLOEXEC)
-            try:
-                if not os.path.samestat(os.fstat(fd), os.stat(index)) and os.fstat(fd).st_nlink == 2:
-                    return fd
-            except OSError:
-                pass
-            os.close(fd)
-            os.unlink(spare)  # named elsewhere too: never written over
+            fd = _open_spare(lock, index)
+            if fd is not None:
+                return fd
+            os.unlink(spare)  # not a plain file of its own (a link, a pipe, the index itself): never written over
             os.unlink(lock)
         except FileExistsError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
+
+
+def _open_spare(lock: Path, index: Path) -> int | None:
+    """The spare, under the lock's name, opened to be written over; None unless it is a regular file named
+    only by the spare and the lock (a symbolic link is not followed, a pipe does not block)."""
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if st.S_ISREG(info.st_mode) and info.st_nlink == 2 and not os.path.samestat(info, os.stat(index)):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def _stamp(info: os.stat_result) -> str:
@@ -183,9 +187,9 @@ def _stamp(info: os.stat_result) -> str:
 
 
 class Plan(NamedTuple):
-    """Where an index changes: its entry count after, where its entries end, its extensions, and the edits
-    in file order, each (offset, bytes of the old entry cut there, the path's bytes, whether it keeps an
-    entry)."""
+    """Where an index changes: its entry count after, where its entries end, its extensions, the edits in
+    file order, each (offset, bytes of the old entry cut there, the path's bytes, whether it keeps an
+    entry), and the folders on the paths (their entries in the tree cache go out of date)."""
     count: int
     end: int
     extensions: list[tuple[bytes, bytes]]
