@@ -9,7 +9,6 @@ import datetime as dt
 import os
 import re
 import stat
-import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -271,45 +270,40 @@ class GitStore:
             except (gitindex.Unsupported, OSError):
                 return None  # git's update-index does it below
 
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH)  # each thread has Python's lock back within SWITCH of its syscall's end
+        # git's index is made ready in its lock file while git reads HEAD's trees, makes the blobs and then
+        # the commit: it waits only for the blobs' ids, when its first new entry is due.
+        staging, staged, published = _Aside(stage), None, False
         try:
-            # git's index is made ready in its lock file while git reads HEAD's trees, makes the blobs and then
-            # the commit: it waits only for the blobs' ids, when its first new entry is due.
-            staging, staged, published = _Aside(stage), None, False
-            try:
-                found, out = _together(
-                    lambda: self._trees_of(parent, folders),
-                    # through git, which applies the vault's attributes (eol, filters) as `git add` would
-                    lambda: self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b"")
-                blobs = dict(zip(present, (bytes.fromhex(line) for line in out.decode("ascii").split())))
-                made.give(blobs)
-                sha = self._commit_trees(parent, found, folders, {rel: blobs.get(rel) for rel in rels}, msg, env)
-                if sha is None:
-                    return None
-                staged = staging.result()
-                if staged is None:
-                    self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
-                else:
-                    staged.publish()
-                    published = True
-            finally:
-                made.give(None)  # a `stage` still waiting for the blobs gives up
-                staged = staged or staging.result(quiet=True)
-                if staged is not None and not published:
-                    staged.abandon()
-
-            def move() -> None:
-                subject = msg.split("\n", 1)[0]
-                self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
-
-            if published:
-                _together(move, staged.release)  # the old index's pages are freed while git moves the branch
+            found, out = _together(
+                lambda: self._trees_of(parent, folders),
+                # through git, which applies the vault's attributes (eol, filters) as `git add` would
+                lambda: self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b"")
+            blobs = dict(zip(present, (bytes.fromhex(line) for line in out.decode("ascii").split())))
+            made.give(blobs)
+            sha = self._commit_trees(parent, found, folders, {rel: blobs.get(rel) for rel in rels}, msg, env)
+            if sha is None:
+                return None
+            staged = staging.result()
+            if staged is None:
+                self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
             else:
-                move()
-            return sha
+                staged.publish()
+                published = True
         finally:
-            sys.setswitchinterval(interval)
+            made.give(None)  # a `stage` still waiting for the blobs gives up
+            staged = staged or staging.result(quiet=True)
+            if staged is not None and not published:
+                staged.abandon()
+
+        def move() -> None:
+            subject = msg.split("\n", 1)[0]
+            self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
+
+        if published:
+            _together(move, staged.release)  # the old index's pages are freed while git moves the branch
+        else:
+            move()
+        return sha
 
     def _commit_trees(self, parent: str, found: list, folders: list[str], changes: dict[str, bytes | None],
                       msg: str, env: dict | None) -> str | None:
@@ -865,7 +859,6 @@ LOW_SPACE = 1 << 20  # a git write that fails with less free than this failed fo
 # Remote commands never stop at a terminal prompt for a password (a sync from cron would hang): they fail.
 OFFLINE = {"GIT_TERMINAL_PROMPT": "0"}
 NO_GIT = "git is not installed or not on PATH; hafiza keeps the vault in git: install git and try again"
-SWITCH = 0.0002  # seconds: how often threads working at once may swap Python's lock (its default: 0.005)
 PATHSPEC = "hafiza-pathspec-"  # in .git/: the paths of one git call, removed after it
 # What git says when a write finds no room (its own wording varies by where it failed).
 _DISK_FULL = ("No space left on device", "Out of diskspace", "Disk quota exceeded")
