@@ -27,9 +27,11 @@ FILES = {
 }
 
 
-def _repo(root, files=FILES, eoie=True):
+def _repo(root, files=FILES, eoie=True, private=False):
     root.mkdir()
     git(root, "init", "-q", "--initial-branch=main")
+    if private:  # as a vault's repository is: hafiza then writes the commit's trees itself (trees.store)
+        GitStore(root).private()
     git(root, "config", "index.recordEndOfIndexEntries", "true" if eoie else "false")
     git(root, "config", "core.untrackedCache", "true")
     for rel, text in files.items():
@@ -69,9 +71,10 @@ def _named(change: dict) -> str:
     return ",".join(f"{k}={'-' if v is None else '+'}" for k, v in change.items())
 
 
+@pytest.mark.parametrize("private", [True, False], ids=["trees by hafiza", "trees by git"])
 @pytest.mark.parametrize("change", CHANGES, ids=_named)
-def test_a_commit_and_the_index_are_what_git_add_and_git_commit_make(tmp_path, change):
-    ours, theirs = _repo(tmp_path / "ours"), None
+def test_a_commit_and_the_index_are_what_git_add_and_git_commit_make(tmp_path, change, private):
+    ours, theirs = _repo(tmp_path / "ours", private=private), None
     theirs = tmp_path / "theirs"
     shutil.copytree(ours, theirs, symlinks=True)
     for root in (ours, theirs):
@@ -90,6 +93,10 @@ def test_a_commit_and_the_index_are_what_git_add_and_git_commit_make(tmp_path, c
     assert git(ours, "write-tree") == git(ours, "rev-parse", "HEAD^{tree}")  # the tree cache was marked out of date
     git(ours, "fsck", "--strict", "--no-progress")
     assert not (ours / ".git" / "index.lock").exists()
+    made = [ours / ".git" / "objects" / tree[:2] / tree[2:]
+            for tree in git(ours, "rev-parse", "HEAD^{tree}", "HEAD:memories").split()]
+    assert {oct(path.stat().st_mode & 0o777) for path in made} == {"0o400" if private else "0o444"}
+    assert not list((ours / ".git" / "objects").glob("*/tmp_*"))
 
 
 def test_the_index_is_spliced_not_rewritten_by_git(tmp_path):
@@ -262,8 +269,9 @@ def test_a_write_reads_head_s_trees_once_for_its_look_at_hand_edits_and_its_comm
     root = _repo(tmp_path / "v")
     store = GitStore(root)
     reads = []
-    original = GitStore._objects
-    monkeypatch.setattr(GitStore, "_objects", lambda self, specs: reads.append(list(specs)) or original(self, specs))
+    original = GitStore._tree_objects
+    monkeypatch.setattr(GitStore, "_tree_objects",
+                        lambda self, commit, folders: reads.append(folders) or original(self, commit, folders))
     assert store.blob_ids(["memories/3f/d.md"])["memories/3f/d.md"] == git(root, "rev-parse", "HEAD:memories/3f/d.md").strip()
     _apply(root, {"memories/3f/d.md": "d changed\n"})
     store.commit(["memories/3f/d.md"], "hafiza: one\n")
@@ -314,3 +322,97 @@ def test_a_spare_that_is_not_a_plain_file_is_never_written_through(tmp_path, pla
     assert git(root, "status", "--porcelain") == "" and not (root / ".git" / "index.lock").exists()
     assert spare.is_file() and not spare.is_symlink()  # the old index, kept as the spare from now on
     git(root, "fsck", "--strict", "--no-progress")
+
+
+NAMES = ["a", "a.md", "a-b.md", "a b.md", "ab", "b", "şifre.md", "z~"]
+
+
+def _tree_case(rng) -> tuple[dict[str, str], dict[str, str | None]]:
+    """Files in folders whose names prefix one another ("a", "a.md", "a-b.md": git sorts a folder "a" after
+    them), and a change that adds, edits, removes, empties a folder, or turns a file into a folder."""
+    files: dict[str, str] = {}
+    for _ in range(rng.randrange(3, 12)):
+        rel = "/".join(rng.choice(NAMES) for _ in range(rng.randrange(1, 4)))
+        if not any(f == rel or f.startswith(rel + "/") or rel.startswith(f + "/") for f in files):
+            files[rel] = f"{rel} {rng.random()}\n"
+    change: dict[str, str | None] = {}
+    for rel in rng.sample(sorted(files), rng.randrange(0, len(files) + 1)):
+        change[rel] = rng.choice([None, f"changed {rng.random()}\n"])
+    for _ in range(rng.randrange(0, 3)):
+        change["/".join(rng.choice(NAMES) for _ in range(rng.randrange(1, 4)))] = f"new {rng.random()}\n"
+    return files, change
+
+
+def test_trees_edited_as_bytes_are_the_trees_git_makes(tmp_path):
+    import random
+
+    rng, kept = random.Random(18), 0
+    for case in range(60):
+        files, change = _tree_case(rng)
+        after = {**files}
+        for rel, text in change.items():
+            if text is None:
+                after.pop(rel, None)
+            else:
+                after = {f: t for f, t in after.items() if not f.startswith(rel + "/") and not rel.startswith(f + "/")}
+                after[rel] = text
+        if not after or any(f.startswith(rel + "/") for rel in after for f in files):
+            continue  # none, or a folder become a file: git's update-index cannot remove the files it held
+        ours, theirs = _repo(tmp_path / f"o{case}", files, private=True), tmp_path / f"t{case}"
+        shutil.copytree(ours, theirs, symlinks=True)
+        for root in (ours, theirs):
+            _become(root, files, after)
+        paths = sorted(rel for rel in {*files, *after} if files.get(rel) != after.get(rel))
+        GitStore(ours).commit(paths, "hafiza: a change\n")
+        git(theirs, "add", "-A")
+        git(theirs, "commit", "-q", "--allow-empty", "-m", "x")
+        assert git(ours, "rev-parse", "HEAD^{tree}") == git(theirs, "rev-parse", "HEAD^{tree}"), (files, change)
+        assert git(ours, "status", "--porcelain") == ""
+        git(ours, "fsck", "--strict", "--no-progress")
+        kept += 1
+    assert kept > 30
+
+
+@pytest.mark.parametrize("name", [b"a", b"a.md", b"ab", b"b", b"0", b"zz"])
+def test_finding_an_entry_walks_git_s_order(name):
+    from hafiza.vault import trees
+
+    body = b"".join(mode + b" " + entry + b"\0" + bytes(20) for mode, entry in [
+        (trees.FILE, b"a-b.md"), (trees.FILE, b"a.md"), (trees.FOLDER, b"a"), (trees.FILE, b"a0"),
+        (trees.FOLDER, b"ab"), (trees.FILE, b"b")])
+    start, end, mode = trees.find(body, name, 20)
+    listed = [body[at:body.index(b"\0", at) + 21] for at in _starts(body)]
+    names = [entry.split(b" ", 1)[1].split(b"\0")[0] for entry in listed]
+    if name in names:
+        assert body[start:end] == listed[names.index(name)] and mode == listed[names.index(name)].split(b" ")[0]
+    else:
+        assert (start, end, mode) == (start, start, None)
+        assert trees.put(body, name, trees.FILE, bytes(20), 20) == b"".join(sorted(
+            listed + [trees.FILE + b" " + name + b"\0" + bytes(20)], key=_git_key))
+        assert trees.put(body, name, trees.FOLDER, bytes(20), 20) == b"".join(sorted(
+            listed + [trees.FOLDER + b" " + name + b"\0" + bytes(20)], key=_git_key))
+
+
+def _become(root, files: dict[str, str], after: dict[str, str]) -> None:
+    """The work tree holding `after` where it held `files`: a file may become a folder, or the reverse."""
+    for rel in files:
+        (root / rel).unlink()
+    for folder in sorted({p for rel in files for p in (root / rel).parents if root in p.parents},
+                         key=lambda p: -len(p.parts)):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    _apply(root, after)
+
+
+def _starts(body: bytes) -> list[int]:
+    at, found = 0, []
+    while at < len(body):
+        found.append(at)
+        at = body.index(b"\0", at) + 21
+    return found
+
+
+def _git_key(entry: bytes) -> bytes:
+    mode, rest = entry.split(b" ", 1)
+    name = rest.split(b"\0", 1)[0]
+    return name + b"/" if mode == b"40000" else name

@@ -24,6 +24,7 @@ _OWN_IDENTITY = ["-c", "user.useConfigOnly=true"]
 _FALLBACK_ARGS = [*_OWN_IDENTITY, "-c", f"user.name={_FALLBACK_IDENTITY[0]}", "-c", f"user.email={_FALLBACK_IDENTITY[1]}"]
 _MAKES_OBJECTS = ("commit-tree", "var")  # fail on a missing identity before writing anything: tried, then again
 _COMMITS_IN_PLACE = ("revert", "merge", "commit", "cherry-pick", "rebase", "stash", "tag", "pull")  # asked first
+_OWN_OBJECTS = "GIT_OBJECT_DIRECTORY"  # set, git keeps objects elsewhere: hafiza reads and writes none itself
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -270,14 +271,19 @@ class GitStore:
             except (gitindex.Unsupported, OSError):
                 return None  # git's update-index does it below
 
-        # git's index is made ready in its lock file while git reads HEAD's trees, makes the blobs and then
-        # the commit: it waits only for the blobs' ids, when its first new entry is due.
+        # The blobs through git, which applies the vault's attributes (eol, filters) as `git add` would,
+        # while HEAD's trees are read here. Then git's index is made ready in its lock file while git makes
+        # the commit: it waits only for the blobs' ids, when its first new entry is due. Not sooner: its
+        # thread holds Python's lock for whole milliseconds, and the trees' read took ~20 ms beside it.
+        making = _Aside(lambda: self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b"")
+        try:
+            found = self._trees_of(parent, folders)
+        except BaseException:
+            making.result(quiet=True)
+            raise
         staging, staged, published = _Aside(stage), None, False
         try:
-            found, out = _together(
-                lambda: self._trees_of(parent, folders),
-                # through git, which applies the vault's attributes (eol, filters) as `git add` would
-                lambda: self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b"")
+            out = making.result()
             blobs = dict(zip(present, (bytes.fromhex(line) for line in out.decode("ascii").split())))
             made.give(blobs)
             sha = self._commit_trees(parent, found, folders, {rel: blobs.get(rel) for rel in rels}, msg, env)
@@ -313,22 +319,28 @@ class GitStore:
 
         if any(entry is not None and entry[0] != b"tree" for entry in found):
             return None  # a file where the commit has a folder
-        size = len(parent) // 2
-        parsed = {folder: trees.parse(entry[1], size) if entry else None for folder, entry in zip(folders, found)}
-        for rel in changes:
-            folder, _, name = rel.rpartition("/")
-            was = (parsed[folder] or {}).get(name.encode("utf-8", "surrogateescape"))
-            if was is not None and was[0] != trees.FILE:
-                return None  # a folder, link or executable becomes a file
-        root, written = trees.edit(parsed, changes, size)
+        try:
+            root, written = trees.edit({folder: entry and entry[1] for folder, entry in zip(folders, found)},
+                                       changes, len(parent) // 2)
+        except trees.Unfit:
+            return None
         if not self._write_trees(written):
             return None
         return self._run("commit-tree", root.hex(), "-p", parent, "-m", msg.strip("\n"), env=env).strip()
 
     def _write_trees(self, written: dict[bytes, bytes]) -> bool:
-        """Store tree objects (raw id -> body) through git, one process for all; False (a tree of
+        """Store tree objects (raw id -> body): by hafiza where the vault is private and git keeps its objects
+        in the usual place (vault/objects.py), else through git, one process for all. False (a tree of
         vault/trees.py that git names otherwise: never seen, but the index's way is then taken) if any
         id git gives differs from ours."""
+        from .objects import Objects
+
+        if self._private() and _OWN_OBJECTS not in os.environ:
+            try:
+                Objects(self.git_dir).write(written)
+                return True
+            except OSError:
+                pass  # git says why, if it cannot either
         files = []
         try:
             for n, body in enumerate(written.values()):
@@ -340,6 +352,16 @@ class GitStore:
             for f in files:
                 f.unlink(missing_ok=True)
         return out.decode("ascii").split() == [sha.hex() for sha in written]
+
+    def _private(self) -> bool:
+        """Whether git makes this vault's objects its owner's alone (`private`), from its config file as
+        written: anything else there about sharing (or a file that cannot be read) says no."""
+        try:
+            config = (self.git_dir / "config").read_text("utf-8", "replace")
+        except OSError:
+            return False
+        shared = re.findall(r"(?im)^\s*sharedrepository\s*=\s*(\S*)\s*$", config)
+        return shared == ["0600"] and "include" not in config.lower()
 
     def _commit_staged(self, msg: str, env: dict | None = None, expect: set[str] | None = None) -> str:
         """Commit what git's index holds on top of HEAD; the new sha."""
@@ -439,29 +461,65 @@ class GitStore:
             return {rel: sha if kind == "blob" else None for rel, (sha, _, kind) in zip(rels, lines)}
         folders = trees.folders(rels)  # every folder on the way, as the commit that follows reads them
         read = dict(zip(folders, self._trees_of(head, folders)))
-        where = [rel.rpartition("/") for rel in rels]
-        listed = {}
-        for folder in {folder for folder, _, _ in where}:
+        found, size = {}, len(head) // 2
+        for rel in rels:
+            folder, _, name = rel.rpartition("/")
             kind, body = read[folder] or (None, b"")
-            listed[folder] = trees.parse(body, len(head) // 2) if kind == b"tree" else {}
-        found = {}
-        for rel, (folder, _, name) in zip(rels, where):
-            entry = listed[folder].get(name.encode("utf-8", "surrogateescape"))
-            found[rel] = entry[1].hex() if entry and entry[0] not in (trees.FOLDER, trees.SUBMODULE) else None
+            _, end, mode = trees.find(body if kind == b"tree" else b"", name.encode("utf-8", "surrogateescape"), size)
+            found[rel] = body[end - size:end].hex() if mode not in (None, trees.FOLDER, trees.SUBMODULE) else None
         return found
 
     def _trees_of(self, commit: str, folders: list[str]) -> list[tuple[bytes, bytes] | None]:
-        """(type, bytes) of each of `folders` ("" the root) in `commit`, None where it has none; asked of git
-        once per commit and folder, so a write's look for hand edits and its commit share one read. Only the
-        last commit asked about is kept."""
+        """(type, bytes) of each of `folders` ("" the root) in `commit`, None where it has none; read once per
+        commit and folder, so a write's look for hand edits and its commit share one read. Only the last
+        commit asked about is kept."""
         if self._read[0] != commit:
             self._read = (commit, {})
         kept = self._read[1]
         missing = [folder for folder in folders if folder not in kept]
         if missing:
-            kept.update(zip(missing, self._objects([f"{commit}:{folder}" if folder else f"{commit}^{{tree}}"
-                                                    for folder in missing])))
+            kept.update(zip(missing, self._tree_objects(commit, missing)))
         return [kept[folder] for folder in folders]
+
+    def _tree_objects(self, commit: str, folders: list[str]) -> list[tuple[bytes, bytes] | None]:
+        """`_trees_of`, read from the object files by hafiza (vault/objects.py: a `git cat-file` cost a write
+        ~6 ms, and more beside the write's other git processes), else by git."""
+        found = self._trees_read(commit, folders) if _OWN_OBJECTS not in os.environ else None
+        if found is None:
+            found = self._objects([f"{commit}:{folder}" if folder else f"{commit}^{{tree}}" for folder in folders])
+        return found
+
+    def _trees_read(self, commit: str, folders: list[str]) -> list[tuple[bytes, bytes] | None] | None:
+        """`_trees_of` from the object files, each folder found in its parent's tree; None where an object is
+        not one hafiza reads (a pack format it does not know, another repository's objects) or a path
+        meets something other than a folder (git says what)."""
+        from . import trees
+        from .objects import Objects
+
+        size = len(commit) // 2
+        with Objects(self.git_dir, size) as store:
+            head = store.read(bytes.fromhex(commit))
+            if head is None or head[0] != b"commit" or not head[1].startswith(b"tree "):
+                return None
+            root = store.read(bytes.fromhex(head[1][5:5 + 2 * size].decode("ascii")))
+            if root is None or root[0] != b"tree":
+                return None
+            read: dict[str, tuple[bytes, bytes] | None] = {"": root}
+            on_the_way = {"/".join(folder.split("/")[:n]) for folder in folders if folder
+                          for n in range(1, folder.count("/") + 2)}
+            for folder in sorted(on_the_way, key=len):  # each after its parent
+                parent, _, name = folder.rpartition("/")
+                above = read[parent]
+                if above is None:
+                    read[folder] = None
+                    continue
+                _, end, mode = trees.find(above[1], name.encode("utf-8", "surrogateescape"), size)
+                if mode is not None and mode != trees.FOLDER:
+                    return None
+                read[folder] = None if mode is None else store.read(above[1][end - size:end])
+                if mode is not None and (read[folder] is None or read[folder][0] != b"tree"):
+                    return None
+        return [read[folder] for folder in folders]
 
     def commit_contents(self, files: dict[str, bytes], msg: str) -> str:
         """Commit `files` (path -> bytes) as given rather than as the work tree now holds them; the sha."""

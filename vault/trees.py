@@ -5,6 +5,10 @@ memories that index is 13 MB and write-tree took ~100 ms of every write, whateve
 that changes a few files needs only the trees on their paths: the parent's are read, edited here and
 written back. git's own object format is fixed (gitformat-tree(5)): entries "<mode> <name>\\0<id>",
 ordered by name, a folder's name compared as if it ended in "/".
+
+A tree is edited as bytes, entry by entry, never parsed whole: memories/ of a large vault lists its
+2,000 first memories and 256 subfolders (156 KB), and parsing it into a dict and writing it out again
+cost ~3 ms of every write, where finding the one entry that changes costs a fraction of that.
 """
 
 from __future__ import annotations
@@ -16,21 +20,56 @@ FILE = b"100644"
 SUBMODULE = b"160000"  # a commit of another repository, not a blob
 
 
-def parse(body: bytes, id_size: int) -> dict[bytes, tuple[bytes, bytes]]:
-    """A tree object's entries: name -> (mode, raw id)."""
-    entries, at = {}, 0
-    while at < len(body):
+class Unfit(Exception):
+    """A change that is not a file's content: a path becomes a file where the tree holds a folder, a link
+    or an executable, or the reverse. git's index knows how; the caller takes its way."""
+
+
+def find(body: bytes, name: bytes, id_size: int) -> tuple[int, int, bytes | None]:
+    """Where the entry `name` is in the tree object `body`: (start, end, mode); where a new entry of that name
+    would go, if none: (at, at, None), `at` as for a file (a folder goes where `put` puts it)."""
+    at, size, slot = 0, len(body), None
+    folder_key = name + b"/"  # no entry named `name`, of either kind, sorts after this
+    while at < size:
         space = body.index(b" ", at)
         nul = body.index(b"\0", space)
-        entries[body[space + 1:nul]] = (body[at:space], body[nul + 1:nul + 1 + id_size])
+        entry = body[space + 1:nul]
+        if entry == name:
+            return at, nul + 1 + id_size, body[at:space]
+        key = entry + b"/" if body[at:space] == FOLDER else entry
+        if slot is None and key > name:
+            slot = at
+        if key > folder_key:
+            break
         at = nul + 1 + id_size
-    return entries
+    return (at if slot is None else slot), (at if slot is None else slot), None
 
 
-def serialize(entries: dict[bytes, tuple[bytes, bytes]]) -> bytes:
-    """The tree object holding `entries`, in git's order."""
-    order = sorted(entries, key=lambda name: name + b"/" if entries[name][0] == FOLDER else name)
-    return b"".join(entries[name][0] + b" " + name + b"\0" + entries[name][1] for name in order)
+def put(body: bytes, name: bytes, mode: bytes, oid: bytes | None, id_size: int) -> bytes:
+    """`body` with the entry `name` set to (`mode`, `oid`), or removed (`oid` None). Unfit where an entry of
+    that name has another mode."""
+    start, end, was = find(body, name, id_size)
+    if was is not None and was != mode:
+        raise Unfit(name.decode("utf-8", "surrogateescape"))
+    if oid is None:
+        return body[:start] + body[end:]
+    if was is None and mode == FOLDER:
+        start = end = _folder_slot(body, name, id_size, start)
+    return body[:start] + mode + b" " + name + b"\0" + oid + body[end:]
+
+
+def _folder_slot(body: bytes, name: bytes, id_size: int, at: int) -> int:
+    """Where a new folder `name` goes, from where a file of that name would: after any entry between the two
+    keys ("name-x", "name.md" sort before "name/")."""
+    key, size = name + b"/", len(body)
+    while at < size:
+        space = body.index(b" ", at)
+        nul = body.index(b"\0", space)
+        entry = body[space + 1:nul]
+        if (entry + b"/" if body[at:space] == FOLDER else entry) > key:
+            break
+        at = nul + 1 + id_size
+    return at
 
 
 def object_id(body: bytes, id_size: int, kind: bytes = b"tree") -> bytes:
@@ -49,32 +88,30 @@ def folders(paths: list[str]) -> list[str]:
     return sorted(found, key=lambda f: (-f.count("/") - bool(f), f))
 
 
-def edit(trees: dict[str, dict | None], changes: dict[str, bytes | None],
+def edit(trees: dict[str, bytes | None], changes: dict[str, bytes | None],
          id_size: int) -> tuple[bytes, dict[bytes, bytes]]:
-    """Apply `changes` (path -> raw blob id, or None to remove) to the parent's `trees` (folder -> entries,
+    """Apply `changes` (path -> raw blob id, or None to remove) to the parent's `trees` (folder -> tree object,
     None where the parent has no such folder). Returns the new root tree's raw id and every new tree
-    object (raw id -> body) that must be written. A folder left empty disappears, as in git."""
-    work = {folder: dict(entries or {}) for folder, entries in trees.items()}
+    object (raw id -> body) that must be written. A folder left empty disappears, as in git. Unfit where a
+    path changes kind."""
+    due: dict[str, list[tuple[bytes, bytes, bytes | None]]] = {}  # folder -> (name, mode, id) to set
     for path, blob in changes.items():
         folder, _, name = path.rpartition("/")
-        if blob is None:
-            work[folder].pop(name.encode("utf-8", "surrogateescape"), None)
-        else:
-            work[folder][name.encode("utf-8", "surrogateescape")] = (FILE, blob)
+        due.setdefault(folder, []).append((name.encode("utf-8", "surrogateescape"), FILE, blob))
     written: dict[bytes, bytes] = {}
     root = b""
     for folder in folders(list(changes)):
-        entries = work[folder]
+        body = trees[folder] or b""
+        for name, mode, oid in due.get(folder, ()):
+            body = put(body, name, mode, oid, id_size)
         parent, _, name = folder.rpartition("/")
-        key = name.encode("utf-8", "surrogateescape")
-        if not entries and folder:
-            work[parent].pop(key, None)
-            continue
-        body = serialize(entries)
-        sha = object_id(body, id_size)
-        written[sha] = body
-        if folder:
-            work[parent][key] = (FOLDER, sha)
+        if not folder:
+            root = object_id(body, id_size)
+            written[root] = body
+        elif body:
+            sha = object_id(body, id_size)
+            written[sha] = body
+            due.setdefault(parent, []).append((name.encode("utf-8", "surrogateescape"), FOLDER, sha))
         else:
-            root = sha
+            due.setdefault(parent, []).append((name.encode("utf-8", "surrogateescape"), FOLDER, None))
     return root, written
