@@ -2,10 +2,10 @@
 
 Importing PyYAML costs a write ~20 ms (its resolver compiles dozens of regular expressions), a large
 share of `hafiza remember`. Most frontmatter is flat: words, dates, counts, lists of words, one level of
-`{key: value}`. For such a mapping `emit` writes exactly the bytes `yaml.dump(..., Dumper=SafeDumper,
-sort_keys=False, allow_unicode=True, width=1000, default_flow_style=None)` writes (model.dump); for
-anything else (a value PyYAML would quote, a float, a nested list, a line near the width) it returns None
-and the caller asks PyYAML. tests/test_frontmatter.py compares the two on generated vaults and hostile
+`{key: value}`, a title holding `: ` in single quotes. For such a mapping `emit` writes exactly the bytes
+`yaml.dump(..., Dumper=SafeDumper, sort_keys=False, allow_unicode=True, width=1000,
+default_flow_style=None)` writes (model.dump); for anything else (a value PyYAML would quote otherwise, a
+float, a nested list, a line near the width) it returns None and the caller asks PyYAML. tests/test_frontmatter.py compares the two on generated vaults and hostile
 text, so the files stay byte for byte what they were.
 
 PyYAML's rules followed here (emitter.analyze_scalar, resolver.Resolver): a plain scalar has no leading
@@ -45,6 +45,8 @@ def emit(meta: dict) -> str | None:
                 else _collection([f"{k}: {v}" for k, v in items], "{}")
         else:
             text = _scalar(value, flow=False)
+            if text is None and isinstance(value, str):
+                text = _single_quoted(value)
         if text is None:
             return None
         line = f"{key}: {text}"
@@ -136,6 +138,16 @@ def _scalar(value, flow: bool = True) -> str | None:
         return value.isoformat()
     if isinstance(value, str) and _plain(value, flow):
         return value
+    return None
+
+
+def _single_quoted(text: str) -> str | None:
+    """`text` as PyYAML writes a string that only its `: ` or ` #` keeps from being plain (a title such as
+    "Deploy: always from main", which made a write import PyYAML): in single quotes, a quote doubled.
+    None for anything else."""
+    if (": " in text or " #" in text) and _plain(text.replace(": ", "").replace(" #", ""), flow=False) and (
+            text[0].isalpha() and text[-1] not in " :"):
+        return "'" + text.replace("'", "''") + "'"
     return None
 
 
