@@ -135,6 +135,23 @@ def test_the_misnamed_ids_are_kept_for_writers_while_the_manifest_does_not_move(
         vault.remember("Another text.", id="deploy")
 
 
+def test_a_writer_reads_no_header_of_the_memories_hafiza_wrote_since_the_last_sync(vault, monkeypatch):
+    from hafiza.vault import model
+
+    vault.remember("The first note.", id="first")  # the change log begins
+    Index(vault.root).sync()
+    for n in range(5):
+        vault.remember(f"Note {n} about the queue workers.", id=f"note-{n}")
+    (vault.memories_dir / "notes.md").write_text("---\nid: deploy\ntype: fact\n---\nDeploy on Fridays.\n")
+    vault.remember("One more note.", id="one-more")  # records the hand-made file first, as the user's
+    vault.forget("note-1")
+    read = []
+    original = model.declared_id
+    monkeypatch.setattr(model, "declared_id", lambda path: read.append(path.name) or original(path))
+    assert Index(vault.root).misnamed() == {"deploy"}
+    assert read == ["notes.md"]  # the six files hafiza wrote as their own ids are not opened
+
+
 # ---- hand edits between full looks (a vault whose git index is large)
 
 @pytest.fixture

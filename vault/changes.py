@@ -91,13 +91,16 @@ def now(root: Path) -> Position:
     return Position(inode, size, folder_mtime(root))
 
 
-def record(root: Path, names) -> None:
-    """Log that hafiza wrote `names` (file names in memories/, `facts/<name>` for fact notes); call under the writer lock, after the writes."""
+def record(root: Path, names, named=()) -> None:
+    """Log that hafiza wrote `names` (file names in memories/, `facts/<name>` for fact notes); call under the
+    writer lock, after the writes. `named`: those of them hafiza wrote as the memory their name says, whose
+    header a writer taking an id then need not read (Index.misnamed)."""
     names = sorted(set(names))
     if not names:
         return
     path = Path(root) / SIDECAR / LOG
-    line = json.dumps([folder_mtime(root), names], ensure_ascii=False) + "\n"
+    named = sorted(set(named) & set(names))
+    line = json.dumps([folder_mtime(root), names, *([named] if named else [])], ensure_ascii=False) + "\n"
     try:
         if path.stat().st_size > LIMIT:
             atomic_write(path, line, fsync=False)  # a new inode: readers positioned in the old log rescan once
@@ -110,10 +113,16 @@ def record(root: Path, names) -> None:
 def since(root: Path, start: Position, end: Position) -> set[str] | None:
     """The file names hafiza wrote between two positions, if its writes explain every change to the
     folder between them; None when something else moved it (then compare every file)."""
+    found = written_since(root, start, end)
+    return None if found is None else found[0]
+
+
+def written_since(root: Path, start: Position, end: Position) -> tuple[set[str], set[str]] | None:
+    """`since`, and of those names the ones whose last write was of the memory the name says (`record`)."""
     if start.inode != end.inode or start.offset > end.offset:
         return None
     if end.offset == start.offset:
-        return set() if start.folder == end.folder else None
+        return (set(), set()) if start.folder == end.folder else None
     try:
         with open(Path(root) / SIDECAR / LOG, "rb") as f:
             if os.fstat(f.fileno()).st_ino != end.inode:
@@ -123,13 +132,18 @@ def since(root: Path, start: Position, end: Position) -> set[str] | None:
     except OSError:
         return None
     names: set[str] = set()
+    named: set[str] = set()
     folder = start.folder
     for line in data.split(b"\n"):
         if not line:
             continue
         try:
-            folder, written = json.loads(line)
-            names.update(n for n in written if isinstance(n, str))
+            folder, written, *rest = json.loads(line)
+            own = set(rest[0]) if rest else set()
         except (ValueError, TypeError):
             return None
-    return names if folder == end.folder else None
+        for name in written:
+            if isinstance(name, str):
+                names.add(name)
+                (named.add if name in own else named.discard)(name)
+    return (names, named) if folder == end.folder else None

@@ -63,6 +63,7 @@ class Vault:
         self._placer: layout.Placer | None = None
         # Between full looks at a large vault: the files this write looked at for hand edits (_spot_check).
         self._looked: set[Path] | None = None
+        self._named: set[str] = set()  # files written as the memory their name says, not yet logged (_log)
 
     # ---- setup
 
@@ -387,7 +388,10 @@ class Vault:
         data = model.dump(memory).encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
             raise HafizaError(f"{memory.id} would be {len(data):,} bytes; a memory is at most {MAX_FILE_BYTES:,}")
-        return self.write_bytes(path, data, fsync)
+        self.write_bytes(path, data, fsync)
+        if path.name == f"{memory.id}.md":
+            self._named.add(str(path.relative_to(self.root)))
+        return path
 
     def write_bytes(self, path: Path, data: bytes, fsync: bool = True) -> Path:
         """Write any vault file atomically (call inside `transaction`, then `commit`), journaled."""
@@ -443,7 +447,9 @@ class Vault:
         """Tell readers which memory files a commit changed, so their index catches up by reading only those."""
         names = [name for name in map(changes.name_of, map(str, paths)) if name]
         self.touched += len(names)
-        changes.record(self.root, names)
+        named = [changes.name_of(str(p)) for p in paths if str(p) in self._named]
+        self._named.difference_update(map(str, paths))
+        changes.record(self.root, names, named)
 
     def new_memory(self, text: str, *, title=None, type=None, tags=(), scope=None, id=None,
                    aliases=(), supersedes=(), source=None, created=None, taken=None, claims=None) -> Memory:
