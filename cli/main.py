@@ -9,6 +9,18 @@ import sys
 
 
 def main() -> None:
+    """The console script: the command, then an exit without Python's teardown (hooks/hafiza_hook.py)."""
+    from hafiza.hooks.hafiza_hook import leave
+
+    try:
+        command()
+    except SystemExit as exc:
+        leave(exc.code)
+    leave(0)
+
+
+def command() -> None:
+    """The command line in `sys.argv`, run in this process (raises SystemExit for a status other than 0)."""
     os.umask(0o077)  # the vault and everything hafiza writes are the user's alone (README: "The vault")
     if sys.argv[1:2] == ["hook"] and "--help" not in sys.argv and "-h" not in sys.argv:
         from hafiza.hooks.entry import main as hook_main

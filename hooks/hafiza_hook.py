@@ -226,5 +226,28 @@ def _in_process(argv: list[str], raw: bytes) -> int:
     return in_process(argv, raw, try_warm=False)
 
 
+def leave(code) -> None:
+    """Exit with `code` (as SystemExit takes it) without tearing down every module and object: ~20 ms of a
+    `hafiza remember` (interleaved at 100,000 memories: 155 against 133 ms), and of a hook run in-process.
+    Only when nothing is left for the teardown to do: the output flushed, no other thread running, nothing
+    registered to run at exit (logging, a pool's threads, a temporary folder's cleanup). Otherwise the
+    ordinary way."""
+    import atexit
+
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    threading = sys.modules.get("threading")
+    if atexit._ncallbacks() or (threading is not None and threading.active_count() > 1):
+        sys.exit(code)
+    streams = [stream for stream in (sys.stdout, sys.stderr) if stream is not None]  # None: closed (`>&-`)
+    if not isinstance(code, int) and code is not None and sys.stderr is not None:
+        print(code, file=sys.stderr)  # what Python prints for sys.exit("message")
+    try:
+        for stream in streams:
+            stream.flush()
+    except (OSError, ValueError):  # a reader that went away: Python says so on its way out
+        sys.exit(code)
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    leave(main(sys.argv[1:]))

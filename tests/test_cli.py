@@ -58,8 +58,8 @@ def test_each_command_is_loaded_from_the_module_that_defines_it():
 
 
 def test_a_command_imports_only_its_own_module():
-    code = ("import sys; from hafiza.cli.main import main; sys.argv = ['hafiza', *sys.argv[1:]]\n"
-            "try: main()\nexcept SystemExit: pass\n"
+    code = ("import sys; from hafiza.cli.main import command; sys.argv = ['hafiza', *sys.argv[1:]]\n"
+            "try: command()\nexcept SystemExit: pass\n"
             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('hafiza.cli.')), file=sys.stderr)")
     for argv, loaded in ((["--version"], ["main"]), (["show", "--help"], ["app", "args", "main", "read"]),
                          (["remember", "--help"], ["app", "args", "main", "write"])):
@@ -698,3 +698,19 @@ def _read(fd) -> bytes:
         return os.read(fd, 65536)
     except OSError:  # EIO: the terminal's other end is closed and all was read
         return b""
+
+
+@pytest.mark.parametrize("setup,status,out,err", [
+    ("print('answer', end='')", None, "answer", ""),  # buffered output is flushed before the quick exit
+    ("pass", "no such memory", "", "no such memory\n"),
+    ("pass", 3, "", ""),
+    ("class Held:\n    def __del__(self): print('torn down')\nheld = Held()", 0, "", ""),  # no teardown
+    ("import atexit; atexit.register(lambda: print('cleaned up'))", 4, "cleaned up\n", ""),  # the ordinary way
+    ("import threading, time; threading.Thread(target=lambda: (time.sleep(0.2), print('thread done'))).start()",
+     0, "thread done\n", ""),
+])
+def test_the_quick_exit_flushes_what_was_said_and_steps_aside_for_what_still_runs(setup, status, out, err):
+    code = f"from hafiza.hooks.hafiza_hook import leave\n{setup}\nleave({status!r})\nprint('not reached')"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        status if isinstance(status, int) else 0 if status is None else 1, out, err)
