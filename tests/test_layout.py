@@ -150,6 +150,11 @@ def test_a_writer_reads_no_header_of_the_memories_hafiza_wrote_since_the_last_sy
     monkeypatch.setattr(model, "declared_id", lambda path: read.append(path.name) or original(path))
     assert Index(vault.root).misnamed() == {"deploy"}
     assert read == ["notes.md"]  # the six files hafiza wrote as their own ids are not opened
+    # a line is still (folder, names) to a reader of an earlier version, which keeps only the strings
+    lines = [json.loads(line) for line in (vault.sidecar / "changes").read_text().splitlines()]
+    assert all(len(line) == 2 for line in lines)
+    assert [n for _, names in lines[-3:] for n in names if isinstance(n, str)] == ["notes.md", "one-more.md",
+                                                                                  "note-1.md"]
 
 
 # ---- hand edits between full looks (a vault whose git index is large)

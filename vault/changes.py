@@ -100,7 +100,10 @@ def record(root: Path, names, named=()) -> None:
         return
     path = Path(root) / SIDECAR / LOG
     named = sorted(set(named) & set(names))
-    line = json.dumps([folder_mtime(root), names, *([named] if named else [])], ensure_ascii=False) + "\n"
+    # Among the names, as an object a reader of an earlier version skips (it keeps only strings): a line of
+    # three items sent it to compare every file, on every write.
+    written = names + ([{"named": named}] if named else [])
+    line = json.dumps([folder_mtime(root), written], ensure_ascii=False) + "\n"
     try:
         if path.stat().st_size > LIMIT:
             atomic_write(path, line, fsync=False)  # a new inode: readers positioned in the old log rescan once
@@ -138,9 +141,9 @@ def written_since(root: Path, start: Position, end: Position) -> tuple[set[str],
         if not line:
             continue
         try:
-            folder, written, *rest = json.loads(line)
-            own = set(rest[0]) if rest else set()
-        except (ValueError, TypeError):
+            folder, written = json.loads(line)
+            own = {n for item in written if isinstance(item, dict) for n in item.get("named", ())}
+        except (ValueError, TypeError, AttributeError):
             return None
         for name in written:
             if isinstance(name, str):
