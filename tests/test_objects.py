@@ -133,3 +133,14 @@ def test_a_damaged_pack_reads_as_none_never_as_other_bytes(tmp_path):
         read = {oid: store.read(bytes.fromhex(oid)) for oid in ids}
     assert all(got in (None, good[oid]) for oid, got in read.items())
     assert list(read.values()).count(None) > len(ids) // 2
+
+
+def test_an_object_file_holding_another_object_reads_as_none(tmp_path):
+    root = _history(tmp_path / "r", commits=2)
+    ids = [oid for oid, _ in _all_objects(root)]
+    first, second = (root / ".git" / "objects" / oid[:2] / oid[2:] for oid in ids[:2])
+    second.chmod(0o600)
+    second.write_bytes(first.read_bytes())  # well-formed, but not the object its name says
+    with Objects(root / ".git") as store:
+        assert store.read(bytes.fromhex(ids[1])) is None
+        assert store.read(bytes.fromhex(ids[0])) is not None

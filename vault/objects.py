@@ -4,12 +4,13 @@ A write at 100,000 memories spent ~30 of its ~110 ms in five git processes, two 
 HEAD's trees on the written paths (`cat-file`) and store the new ones (`hash-object`). Both are a file
 away: a loose object is one zlib stream ("<type> <size>\\0<body>") at objects/<2 hex>/<rest>, and a packed
 one is found through its pack's index (gitformat-pack(5)), whole or as a delta on another object.
-Anything else (an index or pack version not known here, objects borrowed from another repository)
-reads as None, and the caller asks git.
+Anything else (an index or pack version not known here, objects borrowed from another repository, an
+object that does not hash to its id) reads as None, and the caller asks git.
 """
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import zlib
@@ -39,15 +40,22 @@ class Objects:
         self._packs = None
 
     def read(self, oid: bytes, depth: int = 0) -> tuple[bytes, bytes] | None:
-        """(type, body) of the object `oid`; None where it is not found here (git may still know it)."""
+        """(type, body) of the object `oid`; None where it is not found here (git may still know it), or what
+        is found does not hash to `oid` (a damaged file: git says what is wrong)."""
         found = self._loose(oid)
-        if found is not None:
-            return found
-        for pack in self.packs():
-            at = pack.find(oid)
-            if at is not None:
-                return pack.read(at, self, depth)
-        return None
+        if found is None:
+            for pack in self.packs():
+                at = pack.find(oid)
+                if at is not None:
+                    found = pack.read(at, self, depth)
+                    break
+        if found is None or self._id(*found) != oid:
+            return None
+        return found
+
+    def _id(self, kind: bytes, body: bytes) -> bytes:
+        digest = hashlib.sha256 if self.id_size == 32 else hashlib.sha1
+        return digest(b"%s %d\0" % (kind, len(body)) + body).digest()
 
     def packs(self) -> list[_Pack]:
         if self._packs is None:
