@@ -5,8 +5,9 @@ share of `hafiza remember`. Most frontmatter is flat: words, dates, counts, list
 `{key: value}`, a title holding `: ` in single quotes. For such a mapping `emit` writes exactly the bytes
 `yaml.dump(..., Dumper=SafeDumper, sort_keys=False, allow_unicode=True, width=1000,
 default_flow_style=None)` writes (model.dump); for anything else (a value PyYAML would quote otherwise, a
-float, a nested list, a line near the width) it returns None and the caller asks PyYAML. tests/test_frontmatter.py compares the two on generated vaults and hostile
-text, so the files stay byte for byte what they were.
+float, a nested list, a line near the width) it returns None and the caller asks PyYAML.
+tests/test_frontmatter.py compares the two on generated vaults and hostile text, so the files stay byte
+for byte what they were.
 
 PyYAML's rules followed here (emitter.analyze_scalar, resolver.Resolver): a plain scalar has no leading
 or trailing space, no line break, only characters PyYAML prints as they are, no `: ` or ` #` (nor a

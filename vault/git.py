@@ -505,9 +505,8 @@ class GitStore:
             if root is None or root[0] != b"tree":
                 return None
             read: dict[str, tuple[bytes, bytes] | None] = {"": root}
-            on_the_way = {"/".join(folder.split("/")[:n]) for folder in folders if folder
-                          for n in range(1, folder.count("/") + 2)}
-            for folder in sorted(on_the_way, key=len):  # each after its parent
+            # every folder on the way to each (those of a path inside it), each after its parent
+            for folder in reversed(trees.folders([f"{folder}/" for folder in folders if folder])[:-1]):
                 parent, _, name = folder.rpartition("/")
                 above = read[parent]
                 if above is None:

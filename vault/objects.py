@@ -10,10 +10,11 @@ object that does not hash to its id) reads as None, and the caller asks git.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 import zlib
+
+from .trees import object_id
 
 KINDS = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 OFS_DELTA, REF_DELTA = 6, 7
@@ -49,13 +50,9 @@ class Objects:
                 if at is not None:
                     found = pack.read(at, self, depth)
                     break
-        if found is None or self._id(*found) != oid:
+        if found is None or object_id(found[1], self.id_size, found[0]) != oid:
             return None
         return found
-
-    def _id(self, kind: bytes, body: bytes) -> bytes:
-        digest = hashlib.sha256 if self.id_size == 32 else hashlib.sha1
-        return digest(b"%s %d\0" % (kind, len(body)) + body).digest()
 
     def packs(self) -> list[_Pack]:
         if self._packs is None:

@@ -201,6 +201,7 @@ class Vault:
                               "hafiza.indexer.refresh.writable, so the index follows every write")
         self.require()
         self._commits = self.touched = 0
+        self._named.clear()  # left by a write that failed before its commit
         self._placer = None  # others may have written since: count memories/ again, once, if a new file needs it
         with locked(self.lock_path, self.lock_timeout):
             # Commits made on the way in are not what the caller asked for: undo must not pick them.

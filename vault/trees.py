@@ -25,9 +25,10 @@ class Unfit(Exception):
     or an executable, or the reverse. git's index knows how; the caller takes its way."""
 
 
-def find(body: bytes, name: bytes, id_size: int) -> tuple[int, int, bytes | None]:
+def find(body: bytes, name: bytes, id_size: int, folder: bool = False) -> tuple[int, int, bytes | None]:
     """Where the entry `name` is in the tree object `body`: (start, end, mode); where a new entry of that name
-    would go, if none: (at, at, None), `at` as for a file (a folder goes where `put` puts it)."""
+    would go, if none: (at, at, None), `at` as for a file, or for a folder with `folder` (entries such as
+    "name-x" and "name.md" sort between the two)."""
     at, size, slot = 0, len(body), None
     folder_key = name + b"/"  # no entry named `name`, of either kind, sorts after this
     while at < size:
@@ -42,34 +43,20 @@ def find(body: bytes, name: bytes, id_size: int) -> tuple[int, int, bytes | None
         if key > folder_key:
             break
         at = nul + 1 + id_size
-    return (at if slot is None else slot), (at if slot is None else slot), None
+    if folder or slot is None:
+        slot = at  # the first entry past `name/`, or the end
+    return slot, slot, None
 
 
 def put(body: bytes, name: bytes, mode: bytes, oid: bytes | None, id_size: int) -> bytes:
     """`body` with the entry `name` set to (`mode`, `oid`), or removed (`oid` None). Unfit where an entry of
     that name has another mode."""
-    start, end, was = find(body, name, id_size)
+    start, end, was = find(body, name, id_size, folder=mode == FOLDER)
     if was is not None and was != mode:
         raise Unfit(name.decode("utf-8", "surrogateescape"))
     if oid is None:
         return body[:start] + body[end:]
-    if was is None and mode == FOLDER:
-        start = end = _folder_slot(body, name, id_size, start)
     return body[:start] + mode + b" " + name + b"\0" + oid + body[end:]
-
-
-def _folder_slot(body: bytes, name: bytes, id_size: int, at: int) -> int:
-    """Where a new folder `name` goes, from where a file of that name would: after any entry between the two
-    keys ("name-x", "name.md" sort before "name/")."""
-    key, size = name + b"/", len(body)
-    while at < size:
-        space = body.index(b" ", at)
-        nul = body.index(b"\0", space)
-        entry = body[space + 1:nul]
-        if (entry + b"/" if body[at:space] == FOLDER else entry) > key:
-            break
-        at = nul + 1 + id_size
-    return at
 
 
 def object_id(body: bytes, id_size: int, kind: bytes = b"tree") -> bytes:
