@@ -144,3 +144,32 @@ def test_an_object_file_holding_another_object_reads_as_none(tmp_path):
     with Objects(root / ".git") as store:
         assert store.read(bytes.fromhex(ids[1])) is None
         assert store.read(bytes.fromhex(ids[0])) is not None
+
+
+def test_an_object_larger_than_the_bound_is_left_to_git_never_inflated(tmp_path, monkeypatch):
+    """A loose object that inflates past MAX_OBJECT (a zlib bomb planted in .git), and a packed one whose
+    header claims that much, read as None: nothing that size is made in memory."""
+    import zlib
+
+    from hafiza.vault import objects
+
+    root = _history(tmp_path / "r", commits=2)
+    monkeypatch.setattr(objects, "MAX_OBJECT", 4096)
+    bomb = b"blob %d\0" % (1 << 20) + bytes(1 << 20)
+    oid = bytes.fromhex(git(root, "hash-object", "--stdin", input="x").strip())  # any id: the name is all
+    path = root / ".git" / "objects" / oid.hex()[:2] / oid.hex()[2:]
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(zlib.compress(bomb, 9))  # 1 KB on disk, 1 MB inflated
+    with Objects(root / ".git") as store:
+        assert store._loose(oid) is None
+    path.unlink()
+    big = "line of a file that is too large for the bound\n" * 200
+    (root / "big.md").write_text(big)
+    git(root, "add", "big.md")
+    git(root, "commit", "-q", "-m", "big")
+    git(root, "gc", "--quiet")
+    packed = bytes.fromhex(git(root, "rev-parse", "HEAD:big.md").strip())
+    small = bytes.fromhex(git(root, "rev-parse", "HEAD^{tree}").strip())
+    with Objects(root / ".git") as store:
+        assert store.read(packed) is None
+        assert store.read(small) is not None  # under the bound: read as before

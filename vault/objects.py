@@ -21,6 +21,7 @@ OFS_DELTA, REF_DELTA = 6, 7
 _INDEX_MAGIC = b"\377tOc"
 _CHUNK = 1 << 16
 _MAX_DEPTH = 100  # delta chains longer than git's own limit (--depth 50, at most 4095) are left to git
+MAX_OBJECT = 64 << 20  # bytes: a larger object (or one that says so) is left to git, never inflated here
 
 
 class Objects:
@@ -72,11 +73,14 @@ class Objects:
 
     def _loose(self, oid: bytes) -> tuple[bytes, bytes] | None:
         name = oid.hex()
+        stream = zlib.decompressobj()
         try:
             with open(os.path.join(self.dir, name[:2], name[2:]), "rb") as f:
-                data = zlib.decompress(f.read())
+                data = stream.decompress(f.read(MAX_OBJECT), MAX_OBJECT + 64)
         except (OSError, zlib.error):
             return None
+        if not stream.eof:
+            return None  # cut short, or larger than MAX_OBJECT
         header, _, body = data.partition(b"\0")
         kind, _, size = header.partition(b" ")
         return (kind, body) if size.isdigit() and int(size) == len(body) else None
@@ -172,6 +176,8 @@ class _Pack:
                 byte = data[at]
                 size |= (byte & 0x7F) << shift
                 shift, at = shift + 7, at + 1
+            if size > MAX_OBJECT:
+                return None
             if kind in KINDS:
                 body = _inflate(data, at, size)
                 return None if body is None else (KINDS[kind], body)
@@ -216,7 +222,7 @@ def _patch(base: bytes, delta: bytes) -> bytes | None:
     try:
         base_size, at = _varint(delta, 0)
         result_size, at = _varint(delta, at)
-        if base_size != len(base):
+        if base_size != len(base) or result_size > MAX_OBJECT:
             return None
         out = bytearray()
         while at < len(delta):
