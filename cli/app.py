@@ -22,6 +22,7 @@ from .args import Bar, Command, Parser, UsageError, err, folder
 COMMANDS = {
     "admin": ("demo", "doctor", "init", "reindex"),
     "agents": ("daemon", "hook", "profile"),
+    "completion": ("completion",),
     "curate": ("curate", "review"),
     "facts": ("fact",),
     "inbox": ("inbox",),
