@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test e2e bench recall faults clean
+.PHONY: demo test e2e docs bench recall faults clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "hafiza needs Python >= 3.11")'
@@ -21,8 +21,18 @@ test: $(STAMP)
 
 # the real Claude Code, Codex, Gemini CLI and opencode, installed from npm at pinned versions into .cache/e2e
 # (skipped, with the reason, when npm or the registry cannot be reached)
+# and zsh and fish for the completion tests, from apt when missing (root; CI is)
 e2e: $(STAMP)
-	HAFIZA_E2E=1 $(PY) -m pytest tests/e2e -rs
+	@command -v zsh >/dev/null && command -v fish >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null; } || \
+		echo "could not install zsh and fish; their completion tests will fail"
+	HAFIZA_E2E=1 $(PY) -m pytest tests/e2e tests/test_completion.py -rs
+
+# the documentation site into site/, the CLI reference first made anew from the parsers; strict: a broken
+# link or anchor is an error (tests/test_docs.py builds it the same way)
+docs: $(STAMP)
+	$(PY) -m hafiza.cli.reference > docs/cli.md
+	$(PY) -m mkdocs build --strict
 
 bench: $(STAMP)
 	$(PY) bench/search_bench.py --save
@@ -35,4 +45,4 @@ faults: $(STAMP)
 	$(PY) bench/faults/run.py --save
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build dist site *.egg-info .pytest_cache

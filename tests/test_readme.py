@@ -1,5 +1,6 @@
-"""The README does what it says: every command it shows exists with the options it names, and its worked
-examples, run as written against a temporary vault, print what the README claims they print.
+"""The README and the documentation site (docs/) do what they say: every command they show exists with the
+options it names, and their worked examples, run as written against a temporary vault, print what the page
+claims they print.
 
 A `console` block is a worked example: `$ command` lines (a prompt such as `~/src/shop$ ` says where it
 runs), each followed by the output the README claims. Every console block must be preceded by a marker
@@ -27,6 +28,9 @@ import pytest
 from conftest import ROOT, git, project_repo
 
 README = ROOT / "README.md"
+# Every page a person reads: the README, then the documentation site's pages (docs/cli.md, made from the
+# parsers, is checked by tests/test_docs.py).
+DOCUMENTS = [README, *sorted(p for p in (ROOT / "docs").rglob("*.md") if p.name != "cli.md")]
 MARKER = re.compile(r"<!--\s*readme-test:\s*(.*?)\s*-->")  # a scene's name, and what it needs to know
 PROMPT = re.compile(r"^(?:(?P<where>~[\w/.-]*)?\$ )(?P<command>.*)$")
 
@@ -35,13 +39,22 @@ PROMPT = re.compile(r"^(?:(?P<where>~[\w/.-]*)?\$ )(?P<command>.*)$")
 class Block:
     lang: str
     text: str
-    line: int           # where it starts in the README (1-based), for messages
+    line: int           # where it starts in its page (1-based), for messages
     scene: str | None   # the marker right before it
     args: tuple = ()    # the marker's other words
+    page: Path = README
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)} line {self.line}"
 
 
 def blocks() -> list[Block]:
-    out, lines = [], README.read_text(encoding="utf-8").splitlines()
+    return [block for page in DOCUMENTS for block in page_blocks(page)]
+
+
+def page_blocks(page: Path) -> list[Block]:
+    out, lines = [], page.read_text(encoding="utf-8").splitlines()
     i, scene, args = 0, None, ()
     while i < len(lines):
         m = MARKER.search(lines[i])
@@ -54,7 +67,7 @@ def blocks() -> list[Block]:
             while not lines[i].startswith("```"):
                 body.append(lines[i])
                 i += 1
-            out.append(Block(lang, "\n".join(body), start + 1, scene, tuple(args)))
+            out.append(Block(lang, "\n".join(body), start + 1, scene, tuple(args), page))
             scene = None
         elif lines[i].strip():
             scene = None if not lines[i].startswith("<!--") else scene
@@ -106,6 +119,10 @@ def synopsis_problems(text: str) -> list[str]:
     """What is wrong with a command as the README writes it: a command that does not exist, an option the
     command does not have, or (for a full command line, without placeholders) arguments its parser refuses."""
     words = shlex.split(text, comments=True)[1:]
+    while words and words[0] in ("--vault", "--version", "-h", "--help") or words[:1] and words[0].startswith("--vault="):
+        words = words[2:] if words[0] == "--vault" else words[1:]
+        if not words:
+            return []  # `hafiza --version`, `hafiza --help`
     command, rest = resolve(words)
     if command is _cli() or (rest and not rest[0].startswith("-") and command.subcommands and not command.bare):
         return [f"no command `hafiza {' '.join(words[:2])}`"]
@@ -126,19 +143,20 @@ def synopsis_problems(text: str) -> list[str]:
     return problems
 
 
-def test_every_command_in_the_readmes_examples_exists_with_the_options_it_names():
+def test_every_command_in_the_examples_exists_with_the_options_it_names():
     problems = []
     for block in blocks():
         if block.lang in ("sh", "console"):
             for line in command_lines(block):
-                problems += [f"README line {block.line}: {p}" for p in synopsis_problems(line)]
+                problems += [f"{block.where}: {p}" for p in synopsis_problems(line)]
     assert problems == []
 
 
-def test_every_command_in_the_readmes_table_exists_with_the_options_it_names():
-    """Each row's command exists; each `--option` quoted in its description belongs to it, or to the command
-    the quote starts with (`list --without-aliases`, `inbox file [--since DATE]`)."""
-    rows = [line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| `hafiza ")]
+def test_every_command_in_the_commands_table_exists_with_the_options_it_names():
+    """docs/commands.md: each row's command exists; each `--option` quoted in its description belongs to it, or
+    to the command the quote starts with (`list --without-aliases`, `inbox file [--since DATE]`)."""
+    rows = [line for line in (ROOT / "docs" / "commands.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith("| `hafiza ")]
     assert len(rows) > 30
     problems = []
     for row in rows:
@@ -168,11 +186,19 @@ def _words(text: str) -> list[str]:
     return re.sub(r"[<>\[\]|…]", " ", text).replace("\\", " ").split()
 
 
-def test_every_worked_example_in_the_readme_is_run_by_this_file():
-    unmarked = [b.line for b in blocks() if b.lang == "console" and b.scene is None]
-    assert unmarked == [], f"console blocks without a <!-- readme-test: NAME --> marker at README lines {unmarked}"
+def test_every_worked_example_is_run_by_this_file():
+    unmarked = [b.where for b in blocks() if b.lang == "console" and b.scene is None]
+    assert unmarked == [], f"console blocks without a <!-- readme-test: NAME --> marker: {unmarked}"
     unknown = {b.scene for b in blocks() if b.scene} - set(SCENES)
     assert unknown == set()
+
+
+def test_the_readme_is_a_front_door():
+    """At most 300 lines, with the two source-checkout commands and the install as a tool."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 300
+    assert "make demo" in text and "make test" in text
+    assert all(tool in text for tool in ("pipx install hafiza", "uv tool install hafiza", "pip install hafiza"))
 
 
 # ---- running the worked examples
@@ -183,6 +209,8 @@ def normalized(line: str) -> str:
     line = re.sub(r"\b[0-9a-f]{7,40}\b", "<sha>", line)
     line = re.sub(r"\b\d{4}-\d{2}-\d{2}(?:-\d{4}|T[\d:.]+Z?)?\b", "<date>", line)
     line = re.sub(r"\b\d+(?:\.\d+)? s\b", "<n> s", line)
+    line = re.sub(r"\b\d{2}:\d{2}\b", "<time>", line)
+    line = re.sub(r"(?<![\d.])\d\.\d{3}\b", "<score>", line)  # a search's score: 0.137
     return line
 
 
@@ -220,9 +248,9 @@ def ran(command: str, cwd: Path, env: dict, block: Block | None = None) -> str:
     """The output of `command`, run in a shell in `cwd`, which must succeed (`block`: the README's, for the
     message)."""
     done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
-    where = f"README line {block.line}: " if block else ""
+    where = f"{block.where}: " if block else ""
     assert done.returncode == 0, f"{where}`{command}` exited {done.returncode}:\n{done.stderr}"
-    return done.stdout
+    return done.stdout.replace(env["HOME"], "/home/me")  # the pages' home, for the test's
 
 
 def run_block(block: Block, home: Path, env: dict, cwd: Path) -> None:
@@ -230,8 +258,8 @@ def run_block(block: Block, home: Path, env: dict, cwd: Path) -> None:
         here = home / where[2:] if where and where.startswith("~/") else cwd
         actual = ran(command, here, env, block).splitlines()
         assert same_output(claimed, actual), (
-            f"README line {block.line}: `{command}` printed\n" + "\n".join(actual)
-            + "\n\nwhere the README claims\n" + "\n".join(claimed))
+            f"{block.where}: `{command}` printed\n" + "\n".join(actual)
+            + "\n\nwhere the page claims\n" + "\n".join(claimed))
 
 
 def hafiza_env() -> dict:
@@ -243,7 +271,7 @@ def hafiza_env() -> dict:
 
 def scene_blocks(name: str) -> list[Block]:
     found = [b for b in blocks() if b.scene == name]
-    assert found, f"the README has no block marked {name}"
+    assert found, f"no page has a block marked {name}"
     return found
 
 
@@ -280,9 +308,9 @@ def scene_verifier(tmp_path, vault, env):
     console, block, diff = scene_blocks("verifier")
     run_block(console, Path(env["HOME"]), env, tmp_path)
     shown = recalled("how do deploys run here?", shop, env)
-    assert follows(block.text, shown), f"README line {block.line}: the hook added\n{shown}"
+    assert follows(block.text, shown), f"{block.where}: the hook added\n{shown}"
     log = git(vault.root, "log", "-p", "-1")
-    assert follows(diff.text, log), f"README line {diff.line}: the vault's last commit is\n{log}"
+    assert follows(diff.text, log), f"{diff.where}: the vault's last commit is\n{log}"
 
 
 @scene
@@ -316,17 +344,43 @@ def run_commands(block: Block, env: dict, cwd: Path) -> list[str]:
 
 @scene
 def scene_quick_start(tmp_path, vault, env):
-    """The README's first commands as written, on a machine with no vault yet: init, remember, a search that
-    finds the memory by its alias, and the install."""
+    """The README's first minute as written, on a machine with no vault yet: init in the default place,
+    remember, a search that finds the memory by its alias in a Turkish sentence, and the install."""
     env = {k: v for k, v in env.items() if k != "HAFIZA_VAULT"}
     [block] = scene_blocks("quick-start")
-    outputs = run_commands(block, env, tmp_path)
-    assert len(outputs) == 4
-    default = Path(env["XDG_DATA_HOME"]) / "hafiza" / "vault"
-    assert str(default) in outputs[0]
-    remembered = re.search(r"remembered (\S+)", outputs[1])[1]
-    assert remembered in outputs[2]
+    assert [command.split()[1] for _, command, _ in steps(block)] == ["init", "remember", "search", "install"]
+    run_block(block, Path(env["HOME"]), env, tmp_path)
+    assert (Path(env["XDG_DATA_HOME"]) / "hafiza" / "vault" / ".git").is_dir()
     assert "hafiza_hook.py" in (Path(env["HOME"]) / ".claude" / "settings.json").read_text()
+
+
+@scene
+def scene_hook(tmp_path, vault, env):
+    """The README's hook payloads: the rule of the first minute recalled for a Turkish prompt, and silence
+    for "ok, devam et"; the block the model reads is the one in the hook's output."""
+    import json
+
+    env = {k: v for k, v in env.items() if k != "HAFIZA_VAULT"}
+    scene_quick_start(tmp_path, vault, env)
+    console, block = scene_blocks("hook")
+    run_block(console, Path(env["HOME"]), env, tmp_path)
+    first = steps(console)[0]
+    said = json.loads(first[2][0])["hookSpecificOutput"]["additionalContext"]
+    assert said == block.text
+    assert steps(console)[1][2] == []  # the silent prompt prints nothing
+
+
+@scene
+def scene_hooks(tmp_path, vault, env):
+    [console] = scene_blocks("hooks")
+    run_block(console, Path(env["HOME"]), env, tmp_path)
+
+
+@scene
+def scene_first_vault(tmp_path, vault, env):
+    """Getting started: a supersede, the search that finds only the new version, show, log, undo."""
+    [console] = scene_blocks("first-vault")
+    run_block(console, Path(env["HOME"]), env, tmp_path)
 
 
 @scene
@@ -393,7 +447,7 @@ def contains(whole, part) -> bool:
 @scene
 def scene_clients(tmp_path, vault, env):
     """Each client's config snippet is what `hafiza install CLIENT` writes into a fresh HOME, with this
-    interpreter's paths written as the README's /home/me/.venv."""
+    interpreter's paths written as the pages' pipx install under /home/me."""
     import json
 
     from hafiza.hooks.clients import HOOK_SCRIPT
@@ -402,9 +456,11 @@ def scene_clients(tmp_path, vault, env):
     home = Path(env["HOME"])
     ran("hafiza init", tmp_path, env)
     venv = Path(sys.executable).parent
-    paths = {str(venv / "python"): "/home/me/.venv/bin/python", str(Path(sys.executable)): "/home/me/.venv/bin/python",
-             str(HOOK_SCRIPT): "/home/me/.venv/lib/python3.11/site-packages/hafiza/hooks/hafiza_hook.py",
-             str(venv / "hafiza"): "/home/me/.venv/bin/hafiza"}
+    shown = "/home/me/.local/share/pipx/venvs/hafiza"  # the pages show a pipx install's paths
+    paths = {str(venv / "python"): f"{shown}/bin/python", str(venv / "python3"): f"{shown}/bin/python",
+             str(Path(sys.executable)): f"{shown}/bin/python",
+             str(HOOK_SCRIPT): f"{shown}/lib/python3.11/site-packages/hafiza/hooks/hafiza_hook.py",
+             str(venv / "hafiza"): f"{shown}/bin/hafiza"}
     installed = set()
     for block in scene_blocks("clients"):
         client, where = block.args
@@ -416,9 +472,9 @@ def scene_clients(tmp_path, vault, env):
             text = text.replace(real, shown)
         if block.lang == "json":
             assert contains(json.loads(text), json.loads(block.text)), (
-                f"README line {block.line}: {where} holds\n{text}")
+                f"{block.where}: {where} holds\n{text}")
         else:
-            assert follows(block.text, text), f"README line {block.line}: {where} holds\n{text}"
+            assert follows(block.text, text), f"{block.where}: {where} holds\n{text}"
 
 
 @pytest.mark.parametrize("name", sorted(SCENES))
