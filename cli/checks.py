@@ -52,7 +52,7 @@ def check_review(vault) -> Check:
 
 def check_clients(vault) -> Check:
     """Each installed client: its hooks and MCP entry present, runnable with this interpreter, naming this vault."""
-    from hafiza.hooks.install import ConfigError, Options, plan_install, plan_uninstall
+    from hafiza.hooks.install import ConfigError, Options, missing_programs, plan_install, plan_uninstall
     from hafiza.hooks.payload import CLIENTS
     from hafiza.vault.paths import xdg_vault
 
@@ -60,14 +60,20 @@ def check_clients(vault) -> Check:
     installed, stale = [], []
     for client in CLIENTS:
         try:
-            if not plan_uninstall(Options(client)).changes:
+            found = plan_uninstall(Options(client))
+            if not found.changes:
                 continue  # nothing of hafiza in its config
             wanted = plan_install(Options(client, vault=here))
         except (ConfigError, OSError) as exc:
             stale.append(f"{client}: {exc}")
             continue
         installed.append(client)
-        if wanted.changes:
+        gone = missing_programs(found)
+        if gone:
+            stale.append(f"{client}: its hooks or MCP server run {', '.join(gone)}, which no longer exists (the "
+                         "environment was removed or the checkout moved), so recall is off there; run "
+                         f"`hafiza install {client}` with the hafiza you use now")
+        elif wanted.changes:
             stale.append(f"{client}: its hooks or MCP entry name another vault, interpreter or hafiza version "
                          f"({', '.join(str(c.path) for c in wanted.changes)}); run `hafiza install {client}`")
     if stale:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import shutil
 import stat
 import sys
@@ -124,6 +125,12 @@ def plan_install(options: Options) -> Plan:
     """Every change `hafiza install` would make, computed without writing."""
     o = resolve(options)
     targets, notes = clients.targets(o, install=True)
+    checkout = source_checkout(o.python, clients.HOOK_SCRIPT)
+    if checkout is not None:
+        notes.insert(0, f"hafiza runs from the source checkout {checkout}: the hooks and the server written here "
+                        f"point into it, so moving or deleting it turns recall off in {o.client} (hooks fail "
+                        "open, silently). For everyday use install hafiza as a tool (`pipx install "
+                        f"{checkout}`, or from PyPI) and run `hafiza install {o.client}` from there.")
     plan = Plan(o.client, "install", notes=notes)
     for target in targets:
         before = _read(target.path)
@@ -157,6 +164,37 @@ def plan_uninstall(options: Options) -> Plan:
         if after != before:
             plan.changes.append(Change(target.path, before, after, target.mode, target.prune, False))
     return plan
+
+
+def source_checkout(*paths: str | Path) -> Path | None:
+    """The hafiza source checkout (a folder holding hafiza's own pyproject.toml) that one of `paths` lies in:
+    an editable install's hook script, or an interpreter in a checkout's .venv. A wheel's files lie in an
+    environment of their own, never in one."""
+    for path in paths:
+        for folder in Path(os.path.abspath(path)).parents:
+            try:
+                text = (folder / "pyproject.toml").read_text(encoding="utf-8")
+            except OSError:
+                continue
+            if re.search(r'^name\s*=\s*"hafiza"', text, re.M):
+                return folder
+    return None
+
+
+# An absolute path to an interpreter, hafiza's hook script or its console script, as the installed entries
+# name them (inside JSON, TOML, YAML or the opencode plugin's TypeScript).
+_PROGRAM = re.compile(r"(/[^\s\"'\\,\[\]]+?(?:/hafiza_hook\.py|/python[0-9.]*|/bin/hafiza))(?=[\s\"'\\,\]]|$)")
+
+
+def missing_programs(plan: Plan) -> list[str]:
+    """The interpreters and scripts hafiza's entries in a client's files name that no longer exist: the
+    environment hafiza was installed in is gone, or the checkout it ran from moved. `plan` is the client's
+    uninstall plan, whose changes take exactly hafiza's entries out."""
+    named: list[str] = []
+    for change in plan.changes:
+        gone = set(_PROGRAM.findall(change.after or ""))
+        named += [p for p in dict.fromkeys(_PROGRAM.findall(change.before or "")) if p not in gone]
+    return [path for path in dict.fromkeys(named) if not os.path.exists(path)]
 
 
 def _same(target: "clients.Target", saved: str, after: str | None) -> bool:

@@ -459,3 +459,34 @@ def test_goose_rewriting_config_yaml_still_uninstalls():
     uninstall("goose")
     after = yaml.safe_load(config.read_text())
     assert after == {"GOOSE_MODEL": "x", "extensions": {}, "plugins": {"/somewhere": {"enabled": True}}}
+
+
+def test_an_install_from_the_source_checkout_says_the_hooks_point_into_it():
+    """This suite runs hafiza from its checkout (an editable install): the install names the checkout and
+    warns that moving it turns recall off; a wheel's files lie in no checkout (tests/e2e/test_installed.py)."""
+    from hafiza.hooks.install import source_checkout
+
+    out = run_cli("install", "claude-code").stdout
+    assert f"hafiza runs from the source checkout {ROOT}" in out and "moving or deleting it" in out
+    assert source_checkout(clients.HOOK_SCRIPT) == ROOT
+    site = Path(sys.prefix) / "lib" / "python3.11" / "site-packages" / "hafiza" / "hooks" / "hafiza_hook.py"
+    assert source_checkout("/opt/pipx/venvs/hafiza/bin/python", "/opt/pipx/venvs/hafiza" + str(site)) is None
+
+
+def test_doctor_names_a_client_whose_hook_runs_a_program_that_is_gone(tmp_path, vault):
+    """Hooks written by a hafiza whose environment was removed since: doctor says which program is gone."""
+    env = tmp_path / "old-env" / "bin"
+    env.mkdir(parents=True)
+    (env / "python3").symlink_to(sys.executable)
+    apply(plan_install(Options("claude-code", python=str(env / "python3"))))
+    run_cli("install", "codex")  # a client installed from the hafiza in use: fine
+
+    def said(client: str) -> str:
+        shown = run_cli("doctor", check=False).stdout
+        return next((line for line in shown.splitlines() if line.strip().startswith(f"{client}:")), "")
+
+    assert "no longer exists" not in said("claude-code")  # another interpreter, but there
+    (env / "python3").unlink()
+    assert f"{env / 'python3'}, which no longer exists" in said("claude-code")
+    assert "hafiza install claude-code" in said("claude-code")
+    assert said("codex") == ""
