@@ -531,6 +531,14 @@ class GitStore:
                    for rel, data in files.items()]
         self._run("update-index", "-z", "--index-info", env=env, stdin=entries)
 
+    def untrack(self, paths, changed: str, msg: str) -> str:
+        """One commit that stops tracking `paths` (left in the work tree) and records the file `changed`
+        (the .gitignore that keeps them out)."""
+        if paths:
+            self._run("rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", *map(str, paths))
+        self.stage([changed])
+        return self._commit_staged(msg)
+
     def unstage(self, paths) -> None:
         """Take `paths` out of git's index again (as the last commit has them, or not at all)."""
         paths = [str(p) for p in paths]

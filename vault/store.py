@@ -8,7 +8,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import changes, journal, layout, model, usage
+from . import changes, ignore, journal, layout, model, usage
 from .errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
 from .ids import is_valid_id, slugify, unique_id
 from .files import DIR_MODE, MAX_FILE_BYTES, NotRegularFile, atomic_write, kind, read_regular, temp_owner
@@ -17,7 +17,6 @@ from .lock import DEFAULT_TIMEOUT, locked
 from .model import Memory
 from .paths import MEMORIES, SIDECAR, WRITE_LOCK, check_sidecar, is_vault
 
-GITIGNORE = f"{SIDECAR}/\n"
 FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is this old
 # A hand edit past this is not committed by hafiza (git can, by hand): every committed byte is scanned.
 MAX_COMMIT_FILE_BYTES = 16 << 20
@@ -86,10 +85,7 @@ class Vault:
         store = GitStore.init(root) if fresh else GitStore(root)
         store.private()
         store.tune()
-        ignore = root / ".gitignore"
-        existing = read_regular(ignore).decode("utf-8", "replace") if ignore.exists() else ""
-        if GITIGNORE.strip() not in existing.splitlines():
-            atomic_write(ignore, existing + ("" if existing.endswith("\n") or not existing else "\n") + GITIGNORE)
+        ignore.ensure(root)
         sync.prepare(root, store)
         keep = root / MEMORIES / ".gitkeep"
         if not any((root / MEMORIES).iterdir()):
@@ -215,6 +211,7 @@ class Vault:
                                   "`hafiza sync` finishes it, `git merge --abort` drops it. Nothing was changed.")
             self._looked = None
             if not open_merge:
+                self._ignore_device_files()
                 self._record_hand_edits(thorough or merging)
             first = usage.oldest(self.sidecar)
             if first is not None and dt.datetime.now() - first > FOLD_AFTER and not open_merge:
@@ -257,6 +254,21 @@ class Vault:
             self.warnings.append(done)
         for path in journal.orphan_temp_files(self.root) + self.git.leftovers():
             path.unlink(missing_ok=True)
+
+    def _ignore_device_files(self) -> None:
+        """A vault made before its .gitignore kept editors' per-device files out (vault/ignore.py): the lines
+        added, and any such file git already tracks untracked (it stays on disk), as one commit of its own,
+        before hand edits are looked at. Every later write reads .gitignore and finds nothing to do."""
+        from .git import message
+
+        if not ignore.ensure(self.root):
+            return
+        tracked = sorted(p for p in self.git.tracked() if ignore.device_file(p))
+        body = ("No longer tracked (the files stay):\n" + "\n".join(f"- {p}" for p in tracked)) if tracked else ""
+        sha = self.git.untrack(tracked, ".gitignore", message("keep editors' per-device files out of git",
+                                                               "ignore", self.actor, body=body))
+        self._implicit.add(sha)
+        self._commits += 1
 
     def _record_hand_edits(self, thorough: bool, besides=()) -> None:
         """Commit what the user changed by hand since hafiza's last commit, as their own commit: every
@@ -630,6 +642,12 @@ class Vault:
         path = drafts / f"{name}-{dt.datetime.now():%Y%m%d-%H%M%S}.md"
         atomic_write(path, secrets.mask(text))
         return path
+
+    def latest_draft(self, memory_id: str) -> Path | None:
+        """The newest draft `save_draft` kept for `memory_id`, if any (`hafiza edit ID --resume`)."""
+        name = memory_id if is_valid_id(memory_id) else "memory"
+        found = sorted((self.sidecar / "drafts").glob(f"{name}-[0-9]*-[0-9]*.md"))
+        return found[-1] if found else None
 
     def import_many(self, items: list[dict], source: str, skip_invalid: bool = False,
                     dry_run: bool = False) -> tuple[list[Memory], list[str]]:
