@@ -10,7 +10,7 @@ from hafiza.vault.kinds import TYPES
 from hafiza.vault.layout import vault_rel
 
 from .app import cli, emit, open_vault
-from .args import arg, edit as edit_text, err, flag, lower, many
+from .args import UsageError, arg, edit as edit_text, err, flag, lower, many
 
 
 def _text_arg(text: str | None) -> str:
@@ -97,30 +97,46 @@ def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
     arg("memory_id"),
     arg("--text", help="Replace the memory's text with TEXT (- reads stdin) instead of opening an editor."),
     arg("--title", help="With --text: a new title too."),
+    flag("--resume", help="Reopen the draft a refused edit of MEMORY_ID saved, instead of the memory."),
 )
-def edit(ctx, memory_id, text, title):
-    """Open a memory in $EDITOR (or replace its text with --text); validated and committed."""
+def edit(ctx, memory_id, text, title, resume):
+    """Open a memory in $EDITOR (or replace its text with --text); validated and committed.
+
+    An edit that is refused (a field that does not validate, a secret) changes nothing and is kept as a
+    draft under .hafiza/drafts/; `hafiza edit ID --resume` opens that draft to fix it.
+    """
     from hafiza.vault.files import read_text
 
     vault = open_vault(ctx)
     if text is not None:
+        if resume:
+            raise UsageError("--resume opens the saved draft in the editor; it does not go with --text")
         memory = vault.update(memory_id, _text_arg(text), title=title)
         print(f"updated {memory.id}")
         return
     if title is not None:
         raise HafizaError("--title goes with --text")
-    original = read_text(vault.get(memory_id).path)
+    memory_path = vault.get(memory_id).path
+    draft = vault.latest_draft(memory_id) if resume else None
+    if resume and draft is None:
+        raise HafizaError(f"no saved draft for {memory_id!r} (a refused `hafiza edit` keeps one)")
+    original = read_text(draft or memory_path)
     edited = edit_text(original, extension=".md")
-    if edited is None or edited == original:
-        print("no changes")
+    if edited is None or (edited == original and draft is None):
+        print("no changes" + (f"; the draft stays in {draft}" if draft else ""))
         return
     try:
         memory = vault.rewrite(memory_id, edited)
     except HafizaError as exc:
-        draft = vault.save_draft(memory_id, edited)
+        saved = vault.save_draft(memory_id, edited)
+        if draft is not None and draft != saved:
+            draft.unlink(missing_ok=True)  # the newer draft holds this one's text and the new changes
         masked = " with the secret masked" if isinstance(exc, SecretRefused) else ""
-        exc.message = f"{exc.message} (nothing changed; your edit is saved{masked} in {draft})"
+        exc.message = (f"{exc.message} (nothing changed; your edit is saved{masked} in {saved}; "
+                       f"`hafiza edit {memory_id} --resume` reopens it)")
         raise exc from None  # keeps its class and exit code
+    if draft is not None:
+        draft.unlink(missing_ok=True)  # applied
     print(f"edited {memory.id}")
 
 

@@ -460,6 +460,24 @@ def test_an_invalid_edit_changes_nothing_and_keeps_a_draft(vault, editor):
     assert str(drafts[0]) in line
 
 
+def test_edit_resume_reopens_the_saved_draft_and_applies_it(vault, editor):
+    """A refused edit keeps a draft; `edit --resume` opens the draft (not the memory: only the draft says
+    `memo`), and once fixed the edit lands and the draft goes. A second refusal keeps one draft, the newer."""
+    vault.remember("Staging is on port 8080.", id="staging")
+    proc = run_cli("edit", "staging", env=editor("type: knowledge", "type: memo"), check=False)
+    assert "`hafiza edit staging --resume` reopens it" in error_line(proc)
+    proc = run_cli("edit", "staging", "--resume", env=editor("type: memo", "type: memo2"), check=False)
+    assert "type: 'memo2' is not one of" in error_line(proc)
+    drafts = list((vault.sidecar / "drafts").glob("staging-*.md"))
+    assert len(drafts) == 1 and "type: memo2" in drafts[0].read_text()
+    out = run_cli("edit", "staging", "--resume", env=editor("type: memo2", "type: rule"))
+    assert out.stdout.strip() == "edited staging"
+    assert vault.get("staging").type == "rule"
+    assert list((vault.sidecar / "drafts").glob("staging-*.md")) == []
+    proc = run_cli("edit", "staging", "--resume", env=editor("x", "y"), check=False)
+    assert "no saved draft for 'staging'" in error_line(proc)
+
+
 def test_an_edit_with_broken_yaml_is_refused(vault, editor):
     vault.remember("Staging is on port 8080.", id="staging")
     proc = run_cli("edit", "staging", env=editor("tags: []", "tags: [a, b"), check=False)
