@@ -96,6 +96,12 @@ def _takes(nodes: dict[str, Node]) -> list[str]:
     return [f"{path}|{flag}" for path, node in nodes.items() for o in node.options if o.takes_value for flag in o.flags]
 
 
+def _takes_function(nodes: dict[str, Node]) -> str:
+    """`_hafiza_takes 'path|--option'`: whether that option takes a value (the same in bash and zsh)."""
+    patterns = "|".join(_sh(t) for t in _takes(nodes))
+    return f"_hafiza_takes() {{\n    case \"$1\" in\n        {patterns}) return 0 ;;\n    esac\n    return 1\n}}\n"
+
+
 def _values(nodes: dict[str, Node]) -> dict[str, str]:
     """`path|--option` -> its choices as words, or @file / @dir."""
     out = {}
@@ -132,13 +138,7 @@ _hafiza_values() {{
 {cases(_values(nodes).items())}
     esac
 }}
-_hafiza_takes() {{
-    case "$1" in
-        {"|".join(_sh(t) for t in _takes(nodes))}) return 0 ;;
-    esac
-    return 1
-}}
-_hafiza_words() {{
+{_takes_function(nodes)}_hafiza_words() {{
     case "$1" in
         @file) compgen -f -- "$2" ;;
         @dir) compgen -d -- "$2" ;;
@@ -216,13 +216,7 @@ _hafiza_values() {{
 {cases(values)}
     esac
 }}
-_hafiza_takes() {{
-    case "$1" in
-        {"|".join(_sh(t) for t in _takes(nodes))}) return 0 ;;
-    esac
-    return 1
-}}
-_hafiza_offer() {{
+{_takes_function(nodes)}_hafiza_offer() {{
     case "${{reply[1]}}" in
         @file) _files ;;
         @dir) _files -/ ;;

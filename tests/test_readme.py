@@ -370,17 +370,22 @@ def scene_hook(tmp_path, vault, env):
     assert steps(console)[1][2] == []  # the silent prompt prints nothing
 
 
+def run_scene(name: str, tmp_path: Path, env: dict) -> None:
+    """Run the one console block marked `name`, from HOME."""
+    [console] = scene_blocks(name)
+    run_block(console, Path(env["HOME"]), env, tmp_path)
+
+
 @scene
 def scene_hooks(tmp_path, vault, env):
-    [console] = scene_blocks("hooks")
-    run_block(console, Path(env["HOME"]), env, tmp_path)
+    """The hooks page: a session start's profile through the hook, `hafiza profile`, a silent Gemini prompt."""
+    run_scene("hooks", tmp_path, env)
 
 
 @scene
 def scene_first_vault(tmp_path, vault, env):
     """Getting started: a supersede, the search that finds only the new version, show, log, undo."""
-    [console] = scene_blocks("first-vault")
-    run_block(console, Path(env["HOME"]), env, tmp_path)
+    run_scene("first-vault", tmp_path, env)
 
 
 @scene
@@ -388,15 +393,13 @@ def scene_capture(tmp_path, vault, env):
     from test_sessions import recorded_home
 
     recorded_home(Path(env["HOME"]))
-    [console] = scene_blocks("capture")
-    run_block(console, Path(env["HOME"]), env, tmp_path)
+    run_scene("capture", tmp_path, env)
 
 
 @scene
 def scene_facts(tmp_path, vault, env):
     """A fact note made and changed, shown, and found by a question about where it was before."""
-    [console] = scene_blocks("facts")
-    run_block(console, Path(env["HOME"]), env, tmp_path)
+    run_scene("facts", tmp_path, env)
     assert "fact:acme-a-s/based-in" in ran('hafiza search "where was acme previously"', tmp_path, env)
 
 
