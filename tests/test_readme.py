@@ -303,8 +303,7 @@ def recalled(prompt: str, cwd: Path, env: dict) -> str:
 
 @scene
 def scene_verifier(tmp_path, vault, env):
-    shop = project_repo(Path(env["HOME"]) / "src" / "shop", {"infra/deploy.sh": "#!/bin/sh\n",
-                                                              "deploy/README.md": "scripts\n"})
+    shop = project_repo(Path(env["HOME"]) / "src" / "shop", {"infra/deploy.sh": "#!/bin/sh\n"})  # no deploy/ yet
     console, block, diff = scene_blocks("verifier")
     run_block(console, Path(env["HOME"]), env, tmp_path)
     shown = recalled("how do deploys run here?", shop, env)
