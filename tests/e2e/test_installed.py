@@ -147,3 +147,20 @@ def test_a_tool_install_of_the_wheel_works(installed, tool, tmp_path):
     diff = run(bin_dir / "hafiza", "install", "claude-code", "--dry-run", cwd=tmp_path, env=env).stdout
     assert f"{tmp_path / ('pipx' if tool == 'pipx' else 'uv')}" in diff and "hafiza_hook.py claude-code" in diff
     assert str(ROOT) not in diff
+
+
+def test_pip_installs_from_a_git_url(tmp_path):
+    """`pip install git+URL`: a repository of the checkout's files (as the public one would be), installed into a
+    fresh venv; the command line and keyword recall work from it."""
+    repo = tmp_path / "hafiza.git"
+    world = Installed(tmp_path / "copy")
+    world.copy_checkout()
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "hafiza"]):
+        run("git", *command, cwd=world.source)
+    run("git", "clone", "-q", "--bare", world.source, repo, cwd=tmp_path)
+    shutil.rmtree(world.source)
+    run(BASE_PYTHON, "-m", "venv", world.env, cwd=tmp_path)
+    run(world.env / "bin" / "pip", "install", "--quiet", f"git+file://{repo}", cwd=tmp_path)
+    world.hafiza("init")
+    world.hafiza("remember", "The staging db listens on 5433.")
+    assert "5433" in world.hafiza("search", "staging db port").stdout
