@@ -33,6 +33,7 @@ COMMANDS = {
     "setup": ("install", "uninstall"),
     "sync": ("remote", "resolve", "sync"),
     "teams": ("promote", "vault"),
+    "ui": ("ui",),
     "verify": ("verify",),
     "write": ("alias", "edit", "fold", "forget", "import", "remember", "restore", "supersede", "undo", "used"),
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hafiza.vault.errors import HafizaError, SecretRefused
+from hafiza.vault.errors import HafizaError
 from hafiza.vault.kinds import TYPES
 from hafiza.vault.layout import vault_rel
 
@@ -125,18 +125,9 @@ def edit(ctx, memory_id, text, title, resume):
     if edited is None or (edited == original and draft is None):
         print("no changes" + (f"; the draft stays in {draft}" if draft else ""))
         return
-    try:
-        memory = vault.rewrite(memory_id, edited)
-    except HafizaError as exc:
-        saved = vault.save_draft(memory_id, edited)
-        if draft is not None and draft != saved:
-            draft.unlink(missing_ok=True)  # the newer draft holds this one's text and the new changes
-        masked = " with the secret masked" if isinstance(exc, SecretRefused) else ""
-        exc.message = (f"{exc.message} (nothing changed; your edit is saved{masked} in {saved}; "
-                       f"`hafiza edit {memory_id} --resume` reopens it)")
-        raise exc from None  # keeps its class and exit code
-    if draft is not None:
-        draft.unlink(missing_ok=True)  # applied
+    # A refused edit is kept as a draft (replacing the one resumed), and the error says where; one applied
+    # removes the draft it came from.
+    memory = vault.edit(memory_id, edited, draft=draft)
     print(f"edited {memory.id}")
 
 

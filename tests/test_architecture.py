@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli")
+LAYERS = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli", "ui")
 
 # package -> what it must never import (hafiza layers by folder name, or third-party top-level names)
 FORBIDDEN = {
@@ -17,7 +17,18 @@ FORBIDDEN = {
     "curator": {"hooks", "cli", "click", "mcp"},
     "verifier": {"hooks", "cli", "click", "mcp"},
     "skills": {"hooks", "cli", "click", "mcp"},
+    "hooks": {"cli", "ui", "click"},
+    # The web app is an adapter on top, beside the command line: it uses the library, never the CLI's code.
+    "ui": {"cli", "click", "mcp"},
 }
+
+
+def test_nothing_below_the_web_app_imports_it():
+    """Only the command line starts the web app (`hafiza ui`); no layer of the library or the hooks knows it."""
+    found = [f"{path.relative_to(ROOT)}:{line}" for package in LAYERS if package not in ("ui", "cli")
+             for path in sorted((ROOT / package).rglob("*.py"))
+             for line, module in imports_of(path, package) if layer_of(module) == "ui"]
+    assert found == []
 
 
 def imports_of(path: Path, package: str) -> list[tuple[int, str]]:
@@ -98,7 +109,7 @@ def test_importing_a_layer_does_not_pull_in_the_layers_above(module, banned):
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert {m.split(".")[0] for m in loaded} & banned == set()
     layer = module.split(".")[1]
-    above = {"vault": LAYERS[1:], "indexer": ("hooks", "cli"), "hooks": ("cli",), "cli": ()}[layer]
+    above = {"vault": LAYERS[1:], "indexer": ("hooks", "cli", "ui"), "hooks": ("cli", "ui"), "cli": ("ui",)}[layer]
     assert [m for m in loaded if m.split(".")[:2] in [["hafiza", a] for a in above]] == []
 
 
@@ -112,7 +123,7 @@ def calls(path: Path, name: str) -> list[int]:
 def test_adapters_open_vaults_only_through_the_one_write_path():
     """A Vault made by hand does not bring the index and vectors up to its writes: adapters (the command
     line, the hooks, the MCP server) open it with hafiza.indexer.refresh.writable, which does."""
-    found = [f"{path.relative_to(ROOT)}:{line}" for package in ("cli", "hooks")
+    found = [f"{path.relative_to(ROOT)}:{line}" for package in ("cli", "hooks", "ui")
              for path in sorted((ROOT / package).rglob("*.py")) for line in calls(path, "Vault")]
     assert found == []
 

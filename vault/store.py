@@ -605,6 +605,27 @@ class Vault:
             self.commit([path], f"{action} {memory.id}", action, reason)
         return memory
 
+    def edit(self, memory_id: str, text: str, reason: str | None = None, draft: Path | None = None) -> Memory:
+        """`rewrite` for a person's edit (`hafiza edit`, the web page): an edit refused for any reason is kept
+        under .hafiza/drafts/ (`save_draft`), replacing `draft` (the one it was resumed from), and the error says
+        where, so no typing is ever lost; the error keeps its class and exit code and carries the draft's path as
+        `draft`. An edit that lands removes `draft`."""
+        try:
+            memory = self.rewrite(memory_id, text, reason=reason)
+        except HafizaError as exc:
+            saved = self.save_draft(memory_id, text)
+            if draft is not None and draft != saved:
+                draft.unlink(missing_ok=True)  # the newer draft holds this one's text and the new changes
+            masked = " with the secret masked" if isinstance(exc, SecretRefused) else ""
+            exc.message = (f"{exc.message} (nothing changed; your edit is saved{masked} in {saved}; "
+                           f"`hafiza edit {memory_id} --resume` reopens it)")
+            exc.args = (exc.message,)
+            exc.draft = saved
+            raise exc from None
+        if draft is not None:
+            draft.unlink(missing_ok=True)  # applied
+        return memory
+
     def update(self, memory_id: str, text: str, *, title: str | None = None, reason: str | None = None) -> Memory:
         """Replace an active memory's text (and title) in place, with the guards `remember` applies; one
         commit. A title hafiza made from the old text is made again from the new one."""

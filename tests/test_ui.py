@@ -1,0 +1,251 @@
+"""`hafiza ui` over HTTP: a real server on 127.0.0.1, spoken to as a browser would (the browser itself drives
+it in tests/e2e/test_ui_browser.py). Who may talk to it, what every page escapes, and that each change is
+the one commit the command line makes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from fence_corpus import HOSTILE
+from ui_server import Client, Server
+
+
+@pytest.fixture
+def server(vault):
+    started = Server(env={"HAFIZA_DAEMON": "0"})
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def client(server):
+    c = Client(server)
+    c.login()
+    return c
+
+
+def last_commit(root, fmt="%B") -> str:
+    return subprocess.run(["git", "-C", str(root), "log", "-1", f"--format={fmt}"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+# ---- who may talk to it
+
+def test_the_first_line_is_the_address_on_127_0_0_1_with_a_one_time_token(server):
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{40,}", server.url)
+
+
+def test_without_the_token_or_its_cookie_every_request_is_refused(server):
+    c = Client(server)
+    for path in ("/", "/memory/x", "/static/hafiza.css", "/review", "/health"):
+        response, text = c.get(path)
+        assert response.status == 401, path
+        assert "hafiza ui" in text and "<" not in text  # a plain sentence, no page
+
+
+def test_a_wrong_token_is_refused_and_the_right_one_works_once(server):
+    c = Client(server)
+    response, _ = c.get("/?token=" + "x" * 43)
+    assert response.status == 403 and response.getheader("Set-Cookie") is None
+    response, cookie = c.login()
+    assert response.status == 303 and response.getheader("Location") == "/"
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and server.token not in cookie
+    assert c.get("/")[0].status == 200
+    again = Client(server)
+    response, _ = again.login()  # the same token a second time: spent
+    assert response.status == 403 and again.get("/")[0].status == 401
+
+
+def test_a_wrong_cookie_is_refused(server, client):
+    forged = Client(server)
+    forged.cookie = "hafiza_ui=" + "A" * 43
+    assert forged.get("/")[0].status == 401
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1.nip.io:{port}",
+                                  "localhost:1", "", "[::1]:{port}"])
+def test_a_foreign_host_is_refused_even_with_the_cookie(server, client, host):
+    """DNS rebinding: a page of another site pointed at 127.0.0.1 sends its own host name."""
+    foreign = Client(server, host=host.format(port=server.port))
+    foreign.cookie = client.cookie
+    assert foreign.get("/")[0].status == 403
+    foreign.cookie = None
+    assert foreign.get(f"/?token={server.token}")[0].status == 403
+
+
+def test_localhost_is_a_local_host(server, client):
+    local = Client(server, host=f"localhost:{server.port}")
+    local.cookie = client.cookie
+    assert local.get("/")[0].status == 200
+
+
+def test_a_post_without_its_csrf_field_or_with_a_wrong_one_changes_nothing(server, client, vault):
+    vault.remember("Deploys go through make ship.", id="ship")
+    client.get("/memory/ship")
+    head = last_commit(vault.root, "%H")
+    text = (vault.root / "memories" / "ship.md").read_text().replace("make ship", "make deploy")
+    response, _ = client.post("/memory/ship/edit", {"text": text}, csrf=False)
+    assert response.status == 403
+    response, _ = client.post("/memory/ship/edit", [("text", text), ("csrf", "wrong")], csrf=False)
+    assert response.status == 403
+    response, _ = client.request("POST", "/memory/ship/edit", [("text", text), ("csrf", client.csrf)],
+                                 headers={"Origin": "http://evil.example"})
+    assert response.status == 403
+    assert last_commit(vault.root, "%H") == head and "make ship" in (vault.root / "memories" / "ship.md").read_text()
+
+
+def test_every_answer_carries_a_policy_that_allows_only_this_origin(client):
+    response, _ = client.get("/")
+    csp = response.getheader("Content-Security-Policy")
+    assert "default-src 'none'" in csp and "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "unsafe-inline" not in csp and "http" not in csp
+    assert response.getheader("X-Frame-Options") == "DENY" and response.getheader("Referrer-Policy") == "no-referrer"
+
+
+def test_pages_load_nothing_from_another_host(client, vault):
+    vault.remember("Links in a memory https://example.com stay text.", id="links")
+    for path in ("/", "/memory/links"):
+        _, html = client.get(path)
+        assert not re.search(r'(src|href)="(https?:)?//', html), path
+
+
+# ---- what every page escapes
+
+def test_hostile_memory_text_is_escaped_everywhere(client, vault):
+    texts = [text for text, _ in HOSTILE if "\0" not in text] + ["<script>alert(1)</script> and </textarea><script>alert(2)</script>",
+                                             "<img src=x onerror=alert(3)>", "\u202etxt.exe ok"]
+    for n, text in enumerate(texts):
+        vault.remember(f"hostile {n}: {text}", id=f"hostile-{n}", title=f"t{n} {text[:40]}")
+    _, listing = client.get("/?status=all&sort=id")
+    assert listing.count('<tr class="status-') == len(texts)
+    for n in range(len(texts)):
+        _, html = client.get(f"/memory/hostile-{n}")
+        assert "<script>alert" not in html and "<img src=x" not in html, n
+        assert html.count("<textarea") == html.count("</textarea>") == 2  # the editor and the aliases box
+        assert "\u202e" not in html.split("<textarea", 1)[0]  # shown as a code point outside the editor
+    for page in (listing,):
+        assert "<script>alert" not in page and "\u202e" not in page
+
+
+def test_bidi_and_control_characters_are_shown_as_code_points(client, vault):
+    vault.remember("invoice\u202efdp.exe and bell\x07", id="bidi")
+    _, html = client.get("/memory/bidi")
+    assert 'U+202E</span>fdp.exe' in html and "U+0007" in html
+    assert re.search(r"holds [1-9]\d* hidden character\(s\)", html)
+
+
+# ---- the memories screen
+
+def test_the_list_is_paged_and_filtered(client, vault):
+    vault.import_many([{"text": f"Note number {n} about caching", "id": f"note-{n:03}", "tags": ["cache"] if n % 2 else []}
+                       for n in range(120)], source="test")
+    _, html = client.get("/?sort=id")
+    assert "120 memories, page 1 of 3" in html and html.count('<tr class="status-') == 50
+    _, html = client.get("/?sort=id&page=3")
+    assert html.count('<tr class="status-') == 20 and "note-119" in html and "note-000" not in html
+    _, html = client.get("/?tag=cache")
+    assert "60 memories" in html
+    _, html = client.get("/?label=never-recalled&type=knowledge")
+    assert "120 memories" in html
+    _, html = client.get("/?label=unverified")
+    assert "0 memories" in html
+
+
+def test_labels_and_sorts_follow_the_files(client, vault):
+    vault.remember("Old way to deploy", id="old")
+    vault.remember("New way to deploy", id="new", supersedes=["old"])
+    vault.record_use(["new", "new"])
+    _, html = client.get("/?label=superseded&status=all")
+    assert "1 memories" in html and "/memory/old" in html
+    _, html = client.get("/?sort=most-used")
+    assert html.index("/memory/new") < html.index("</tbody>")
+    assert re.search(r"0 · 2</td>", html)  # used twice, from the log not yet folded
+
+
+def test_search_uses_the_hooks_recall_and_the_filters(client, vault):
+    vault.remember("Deploys go through make ship, never on Friday.", id="ship", type="rule")
+    vault.remember("The cat is called Tekir.", id="cat")
+    _, html = client.get("/?q=deploy+friday")
+    assert "/memory/ship" in html and "/memory/cat" not in html and "1 match" in html
+    _, html = client.get("/?q=deploy+friday&type=knowledge")
+    assert "0 match" in html
+    _, part = client.request("GET", "/?q=tekir", headers={"HX-Request": "true", "HX-Target": "results"})
+    assert "/memory/cat" in part and "<html" not in part  # htmx gets the results alone
+
+
+# ---- a memory: edit, undo, aliases, history
+
+def test_an_edit_is_one_commit_by_the_ui_and_the_index_follows(client, vault):
+    vault.remember("Deploys go through make ship.", id="ship")
+    client.get("/memory/ship")
+    text = (vault.root / "memories" / "ship.md").read_text().replace("make ship", "make deploy-prod")
+    response, _ = client.post("/memory/ship/edit", {"text": text, "reason": "renamed target"})
+    assert response.status == 303 and response.getheader("Location") == "/memory/ship#history"
+    message = last_commit(vault.root)
+    assert message.startswith("hafiza: edit ship") and "Hafiza-Actor: ui" in message
+    assert "Hafiza-Reason: renamed target" in message
+    _, html = client.get("/?q=deploy-prod")
+    assert "/memory/ship" in html
+    _, page = client.get("/memory/ship")
+    assert "edit ship" in page and "+Deploys go through make deploy-prod." in page
+
+
+def test_a_refused_edit_is_kept_in_the_box_and_as_a_draft(client, vault):
+    from secrets_corpus import SECRETS
+
+    vault.remember("Deploys go through make ship.", id="ship")
+    client.get("/memory/ship")
+    head = last_commit(vault.root, "%H")
+    secret_text = dict(SECRETS)[next(iter(dict(SECRETS)))]
+    text = (vault.root / "memories" / "ship.md").read_text() + "\n" + secret_text + "\n"
+    response, html = client.post("/memory/ship/edit", {"text": text})
+    assert response.status == 422 and "looks like a secret" in html and "your edit is saved" in html
+    assert last_commit(vault.root, "%H") == head
+    drafts = list((vault.root / ".hafiza" / "drafts").glob("ship-*.md"))
+    assert len(drafts) == 1
+    broken = (vault.root / "memories" / "ship.md").read_text().replace("type: knowledge", "type: memo")
+    response, html = client.post("/memory/ship/edit", {"text": broken})
+    assert response.status == 422 and "type: memo" in html  # the typing stays in the box
+    assert len(list((vault.root / ".hafiza" / "drafts").glob("ship-*.md"))) >= 1
+
+
+def test_undo_from_the_history_reverts_that_commit(client, vault):
+    vault.remember("Deploys go through make ship.", id="ship")
+    vault.add_aliases("ship", ["gemi"])
+    _, page = client.get("/memory/ship")
+    sha = re.search(r'data-sha="([0-9a-f]{40})"', page).group(1)  # the newest: the alias
+    response, _ = client.post("/memory/ship/undo", {"commit": sha})
+    assert response.status == 303
+    assert last_commit(vault.root, "%s") == "hafiza: undo alias ship\n"
+    assert "Hafiza-Actor: ui" in last_commit(vault.root)
+    assert "gemi" not in (vault.root / "memories" / "ship.md").read_text()
+
+
+def test_aliases_forget_and_restore_from_the_page(client, vault):
+    vault.remember("Deploys go through make ship.", id="ship")
+    client.get("/memory/ship")
+    client.post("/memory/ship/alias", {"phrases": "gemi\nsevkiyat"})
+    assert last_commit(vault.root, "%s") == "hafiza: alias ship\n"
+    client.post("/memory/ship/forget", {"reason": "not used"})
+    assert "status: archived" in (vault.root / "memories" / "ship.md").read_text()
+    client.post("/memory/ship/restore", {})
+    assert "status: active" in (vault.root / "memories" / "ship.md").read_text()
+
+
+def test_the_supersede_chain_shows_both_ways(client, vault):
+    vault.remember("v1 of the deploy rule", id="v1")
+    vault.remember("v2 of the deploy rule", id="v2", supersedes=["v1"])
+    vault.remember("v3 of the deploy rule", id="v3", supersedes=["v2"])
+    _, page = client.get("/memory/v2")
+    chain = page.split('id="chain"')[1].split("</section>")[0]
+    assert "Replaced by:" in chain and "/memory/v3" in chain and "Replaces:" in chain and "/memory/v1" in chain
+    _, page = client.get("/memory/v1")
+    assert "/memory/v2" in page and "/memory/v3" in page.split('id="chain"')[1].split("</section>")[0]
+
+
+def test_a_missing_memory_is_a_404_page(client):
+    response, html = client.get("/memory/nope")
+    assert response.status == 404 and "no memory with id" in html

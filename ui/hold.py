@@ -1,0 +1,80 @@
+"""What the server holds for its run: the vaults it shows (yours and the team vaults listed), each one's
+rows, and the recall the hooks use. Writes open the vault the one way writers do (refresh.writable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hafiza.vault.errors import HafizaError
+from hafiza.vault.teams import PERSONAL, readable
+
+from .catalog import Rows
+
+ACTOR = "ui"
+SEARCH_LIMIT = 50
+
+
+class Hold:
+    def __init__(self, root: Path, settings):
+        self.root = Path(root)
+        self.settings = settings
+        teams = readable(Path(settings.config)) if settings.config else {}
+        self.roots = {PERSONAL: self.root, **dict(sorted(teams.items()))}
+        self.rows = {name: Rows(path, name) for name, path in self.roots.items()}
+        self._recall = None
+        self.warnings: list[str] = []  # what the last write noticed, shown once on the next page
+
+    def root_of(self, name: str | None) -> Path:
+        if not name:
+            return self.root
+        if name not in self.roots:
+            raise HafizaError(f"no vault {name!r}; `hafiza vault list` lists the team vaults", field="vault")
+        return self.roots[name]
+
+    def writable(self, name: str | None = None):
+        """The vault `name` for a write, as every writer opens it: the index and vectors follow each commit."""
+        from hafiza.indexer.refresh import writable
+
+        return writable(self.root_of(name), ACTOR, embedder=self.settings).require()
+
+    def reader(self, name: str | None = None):
+        from hafiza.vault.store import reader
+
+        return reader(self.root_of(name)).require()
+
+    def wrote(self, vault) -> None:
+        self.warnings += vault.warnings
+
+    def search(self, query: str, mode: str, include_inactive: bool) -> tuple[list[dict], str | None]:
+        """Hits for `query` from the recall the hooks use, every scope and vault: the warm process's (which
+        holds the model) when it runs, else this server's own, keyword only. (hits, a note for the page)."""
+        from hafiza.hooks import service, wire
+
+        request = {"op": "recall", "query": query, "mode": mode, "floor": "search", "explain": True,
+                   "limit": SEARCH_LIMIT, "all_scopes": True, "include_inactive": include_inactive}
+        reply = wire.ask(self.root, request) if mode != "keyword" or self._recall is None else None
+        note = None
+        if reply is None:
+            if mode != "keyword":
+                note = self._start_warm()
+            reply = service.answer(self.recall(), {**request, "mode": "keyword"}, "keyword")
+        return reply["hits"], note
+
+    def recall(self):
+        if self._recall is None:
+            from hafiza.indexer.recall import open_recall
+
+            self._recall, _ = open_recall(self.root, "keyword", embedder=self.settings, notice=lambda _: None)
+        return self._recall
+
+    def _start_warm(self) -> str:
+        from hafiza.hooks import wire
+
+        if self.settings.embedder == "none":
+            return "the meaning channel is off (HAFIZA_EMBEDDER=none): keyword search"
+        if self.settings.daemon:
+            try:
+                wire.spawn(self.root)
+            except OSError:
+                pass
+        return "the warm recall process, which holds the model, is starting: keyword search until it answers"

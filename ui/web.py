@@ -1,0 +1,82 @@
+"""What every screen shares: the templates (every value escaped, hidden characters shown), a page's frame,
+the form a request carried (read once by the guard), and errors turned into a message on the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
+from starlette.responses import HTMLResponse, RedirectResponse
+
+from hafiza.vault.text import visible
+
+HERE = Path(__file__).parent
+
+
+def shown(text) -> Markup:
+    """`text` escaped for HTML, each control, bidi or invisible character shown as a marked code point
+    (U+202E) instead of acting on the page: a right-to-left override cannot turn the words around it."""
+    text = "" if text is None else str(text)
+    if visible(text) == text:
+        return escape(text)
+    out = []
+    for ch in text:
+        if ch in "\n\t" or visible(ch) == ch:
+            out.append(escape(ch))
+        else:
+            out.append(Markup('<span class="hidden-char" title="a hidden character">U+{:04X}</span>').format(ord(ch)))
+    return Markup("").join(out)
+
+
+def hidden_count(text) -> int:
+    """How many characters of `text` would be shown as code points (the editor warns of them)."""
+    text = "" if text is None else str(text)
+    if visible(text) == text:
+        return 0
+    return sum(1 for ch in text if ch not in "\n\t" and visible(ch) != ch)
+
+
+def _env() -> Environment:
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["shown"] = shown
+    env.globals["hidden_count"] = hidden_count
+    env.globals["urlencode"] = lambda params: urlencode(params)
+    return env
+
+
+TEMPLATES = _env()
+
+
+def render(request, name: str, status: int = 200, **context) -> HTMLResponse:
+    """The template `name`, with what every page needs: the CSRF token, the vaults, warnings of the last write.
+    A request htmx makes for one part of the page (`hx-target="#results"`) gets that part only: the template's
+    block of the same name."""
+    app = request.app.state
+    warnings, app.hold.warnings = app.hold.warnings, []
+    context = {"csrf": app.keys.csrf, "vaults": list(app.hold.roots), "warnings": warnings, "request": request,
+               "path": request.url.path, **context}
+    template = TEMPLATES.get_template(name)
+    target = request.headers.get("hx-target") if request.headers.get("hx-request") else None
+    if target in template.blocks and not request.headers.get("hx-boosted"):
+        html = "".join(template.blocks[target](template.new_context(context)))
+    else:
+        html = template.render(context)
+    return HTMLResponse(html, status_code=status)
+
+
+def form(request) -> dict[str, str]:
+    """The POSTed form's fields (the last of each name), as the guard read and checked them."""
+    return dict(pairs(request))
+
+
+def pairs(request) -> list[tuple[str, str]]:
+    body = request.scope.get("hafiza.form", b"")
+    return parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+
+
+def back(url: str) -> RedirectResponse:
+    """After a change, the page that shows it (POST, then redirect, then GET: a reload repeats nothing)."""
+    return RedirectResponse(url, status_code=303)
