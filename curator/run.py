@@ -24,6 +24,8 @@ from .findings import Finding
 
 PASSES = ("duplicates", "paths", "decay", "profile", "conflicts", "aliases")
 MAX_ACTIONS = 25
+PAIRS = ("related", "merge-duplicate", "supersede")  # findings about a pair of memories
+RELATED_FILE = "related.json"  # in .hafiza/: the last run's related pairs, for a person to judge (hafiza ui)
 
 
 @dataclass
@@ -68,13 +70,17 @@ def curate(vault, corpus: Corpus, *, provider=None, passes=PASSES, max_actions: 
     the usage not yet folded into files; `progress(done, total, label)` draws a bar."""
     started = time.monotonic()
     review = Review(vault, actor=ACTOR)
-    ruled, waiting = set(review.rulings()), review.open_keys()
+    rulings = review.rulings()
+    ruled, waiting = set(rulings), review.open_keys()
+    judged = {frozenset(r.get("memories") or ()) for r in rulings.values() if r.get("action") == "judge"}
     report = Report(model=getattr(provider, "name", "none") if _usable(provider) else "none")
     steps = [p for p in PASSES if p in passes]
     for n, name in enumerate(steps):
         if progress:  # in hundredths, so a bar is drawn for a handful of passes
             progress(100 * n // len(steps), 100, "curating")
-        report.findings += _pass(name, corpus, provider, report, pending, profile)
+        # A pair a person judged (duplicate, conflict or fine: Review.judge) is neither listed nor proposed again.
+        report.findings += [f for f in _pass(name, corpus, provider, report, pending, profile)
+                            if not (f.kind in PAIRS and frozenset(f.ids) in judged)]
     if progress:
         progress(100, 100, "curating")
     _account(provider, report)
@@ -227,5 +233,30 @@ def run(vault, *, embedder=None, provider=None, projects=None, profile_cap=None,
     refresh_all(vault.root, progress, embedder)
     corpus = load(vault, vectors=sidecar_vectors(vault.root, embedder), projects=projects)
     profile = build_profile(Index(vault.root), vault.root, None, profile_cap)
-    return curate(vault, corpus, provider=provider, pending=usage.pending(vault.sidecar), profile=profile,
-                  progress=progress, dry_run=dry_run, **options)
+    report = curate(vault, corpus, provider=provider, pending=usage.pending(vault.sidecar), profile=profile,
+                    progress=progress, dry_run=dry_run, **options)
+    if not dry_run:
+        save_related(vault.sidecar, report)
+    return report
+
+
+def save_related(sidecar, report: Report) -> None:
+    """Keep the run's related pairs (listed, not proposed) for a person to judge one by one (`hafiza ui`);
+    rebuildable like the rest of the sidecar: the next run lists them again."""
+    import json
+
+    from hafiza.vault.files import atomic_write
+
+    pairs = [f.to_json() for f in report.findings if f.kind == "related"]
+    atomic_write(sidecar / RELATED_FILE, json.dumps({"pairs": pairs}, ensure_ascii=False), fsync=False)
+
+
+def related(sidecar) -> list[dict]:
+    """The related pairs the last run listed (see save_related); [] when none was run or the file is unreadable."""
+    import json
+
+    try:
+        pairs = json.loads((sidecar / RELATED_FILE).read_text(encoding="utf-8"))["pairs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return [p for p in pairs if isinstance(p, dict) and isinstance(p.get("memories"), list) and p.get("key")]

@@ -72,8 +72,10 @@ def main(argv: list[str] | None = None, raw: bytes | None = None, try_warm: bool
     return 0
 
 
-def respond(argv: list[str], raw: bytes, root: Path, environ, ask) -> str:
-    """What the hook prints for one call. `ask(root, request)` answers recall and profile requests."""
+def respond(argv: list[str], raw: bytes, root: Path, environ, ask, record: bool = True) -> str:
+    """What the hook prints for one call. `ask(root, request)` answers recall and profile requests. Without
+    `record` nothing is kept of the call (what the session was shown, the impressions, the project's folder):
+    what `hafiza ui` shows a person of what the agent would see."""
     started = time.monotonic()
     client = argv[0]
     try:
@@ -84,7 +86,7 @@ def respond(argv: list[str], raw: bytes, root: Path, environ, ask) -> str:
             log(None, f"{event.client} {event.kind}: no vault at {root}; nothing injected")
             text = ""
         else:
-            text = handle(event, root, ask)
+            text = handle(event, root, ask, record)
         out = _emit(event, text, root, environ)
         if environ.get("HAFIZA_HOOK_LOG_ALL"):  # every call's outcome and time, when asked for
             log(root, f"{event.client} {event.kind} {'injected ' + str(len(text)) + ' chars' if text else 'silent'}"
@@ -95,10 +97,12 @@ def respond(argv: list[str], raw: bytes, root: Path, environ, ask) -> str:
         return empty(argv).decode()
 
 
-def handle(event: Event, root: Path, ask) -> str:
+def handle(event: Event, root: Path, ask, record: bool = True) -> str:
     sidecar = root / SIDECAR
     if event.kind == "prompt":
-        return prompt_block(event, root, ask)
+        return prompt_block(event, root, ask, record)
+    if not record:
+        return profile_block(event, root, ask, record) if event.kind == "start" else ""
     if event.kind == "start":
         if event.source in ("compact", "clear"):
             session.reset(sidecar, event.client, event.session)
@@ -110,19 +114,19 @@ def handle(event: Event, root: Path, ask) -> str:
     return ""
 
 
-def prompt_block(event: Event, root: Path, ask) -> str:
+def prompt_block(event: Event, root: Path, ask, record: bool = True) -> str:
     from hafiza.indexer.gate import silence_reason
 
     if silence_reason(event.prompt):
         return ""
     sidecar = root / SIDECAR
-    seen = session.seen(sidecar, event.client, event.session)
+    seen = session.seen(sidecar, event.client, event.session) if record else set()
     request = {"op": "recall", "query": event.prompt, "project": project_of(event.cwd) if event.cwd else None,
                "exclude": sorted(seen), "context": recent_turns(event.transcript, event.prompt)}
     reply = ask(root, request)
     chosen = render.select(reply.get("hits", []), seen)
     text, ids = render.block(chosen)
-    if ids:
+    if ids and record:
         from hafiza.indexer.vaults import log_shown
 
         session.add_seen(sidecar, event.client, event.session, ids)
@@ -130,8 +134,8 @@ def prompt_block(event: Event, root: Path, ask) -> str:
     return text
 
 
-def profile_block(event: Event, root: Path, ask) -> str:
-    if event.cwd:  # once a session: where this project lives, for the curator's path checks
+def profile_block(event: Event, root: Path, ask, record: bool = True) -> str:
+    if event.cwd and record:  # once a session: where this project lives, for the curator's path checks
         try:
             projects.record(root / SIDECAR, event.cwd)
         except OSError:

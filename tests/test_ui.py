@@ -249,3 +249,123 @@ def test_the_supersede_chain_shows_both_ways(client, vault):
 def test_a_missing_memory_is_a_404_page(client):
     response, html = client.get("/memory/nope")
     assert response.status == 404 and "no memory with id" in html
+
+
+# ---- review: branches, related pairs, sync conflicts
+
+def _archive(vault, memory_id: str):
+    from hafiza.vault import model
+    from hafiza.vault.review import Action
+
+    memory = vault.get(memory_id).evolve(status="archived", archived_reason="unused")
+    return Action("archive", f"archive {memory_id}", f"archive:{memory_id}",
+                  {f"memories/{memory_id}.md": model.dump(memory).encode()}, "never recalled in 90 days",
+                  evidence="shown 0 times", confidence=0.9, ids=(memory_id,))
+
+
+def test_accept_one_action_and_reject_another_with_a_reason(client, vault):
+    from hafiza.vault.review import Review
+
+    for name in ("alpha", "beta"):
+        vault.remember(f"{name} is an old note", id=name)
+    rv = Review(vault, actor="curator")
+    branch = rv.start("curate")
+    rv.propose(branch, _archive(vault, "alpha"))
+    rv.propose(branch, _archive(vault, "beta"))
+    _, page = client.get("/review")
+    assert page.count('class="action open"') == 2 and "never recalled in 90 days" in page and "0.90" in page
+    assert "+status: archived" not in page and "status: archived" in page  # the proposed side of the diff
+    head = last_commit(vault.root, "%H").strip()
+    client.post("/review/decide", {"branch": branch, "only": "1", "decision": "accept"})
+    client.post("/review/decide", {"branch": branch, "only": "2", "decision": "reject", "why": "still needed"})
+    log = subprocess.run(["git", "-C", str(vault.root), "log", "--format=%s", f"{head}..HEAD"], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert log == [f"hafiza: reject 1 proposal(s) of {branch}", "hafiza: archive alpha"]
+    rulings = (vault.root / "rulings.jsonl").read_text()
+    assert '"key": "archive:beta"' in rulings and '"why": "still needed"' in rulings and '"by": "ui"' in rulings
+    assert "status: archived" in (vault.root / "memories" / "alpha.md").read_text()
+    assert "status: active" in (vault.root / "memories" / "beta.md").read_text()
+    _, page = client.get("/review")
+    assert "accepted as" in page and "never proposed again" in page and 'class="action open"' not in page
+
+
+def test_a_related_pair_judged_fine_is_never_listed_again(client, vault):
+    from conftest import run_cli
+
+    vault.remember("Staging database runs on port 5433 behind pgbouncer pooling", id="staging-db")
+    vault.remember("Staging database port 5433 with pgbouncer pooling enabled", id="staging-pool")
+    run_cli("curate", "--pass", "conflicts")
+    _, page = client.get("/review")
+    pair = page.split('id="related"')[1].split("</section>")[0]
+    assert "/memory/staging-db" in pair and "/memory/staging-pool" in pair
+    key = re.search(r'name="key" value="([^"]+)"', pair).group(1)
+    older = re.search(r'name="older" value="([^"]+)"', pair).group(1)
+    newer = re.search(r'name="newer" value="([^"]+)"', pair).group(1)
+    client.post("/review/related", {"key": key, "older": older, "newer": newer, "verdict": "fine", "why": "different"})
+    assert last_commit(vault.root, "%s").startswith(f"hafiza: judge {key} fine")
+    _, page = client.get("/review")
+    assert "/memory/staging-db" not in page.split('id="related"')[1].split("</section>")[0]
+    report = run_cli("curate", "--pass", "conflicts", "--json").stdout
+    assert "staging-db" not in report  # the curator does not list it again either
+
+
+def test_a_sync_conflict_is_resolved_from_the_page(tmp_path, vault):
+    from conftest import git
+    from hafiza.vault.store import Vault
+    from hafiza.vault.sync import clone, set_remote, sync
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    vault.remember("line one\nline two\nline three", id="note", title="Note")
+    set_remote(vault, str(remote))
+    sync(vault)
+    clone(str(remote), tmp_path / "b")
+    b = Vault.init(tmp_path / "b", actor="cli-b")
+    vault.update("note", "line one\nfrom here\nline three")
+    b.update("note", "line one\nfrom there\nline three")
+    sync(vault), sync(b), sync(vault)
+    server = Server(env={"HAFIZA_DAEMON": "0"})
+    try:
+        c = Client(server)
+        c.login()
+        _, page = c.get("/review")
+        part = page.split('id="conflicts"')[1]
+        assert "/memory/note" in part and "from here" in part and "from there" in part
+        c.post("/review/resolve", {"id": "note", "keep": "both"})
+        assert last_commit(vault.root, "%s") == "hafiza: resolve note (keep both)\n"
+        assert "Hafiza-Actor: ui" in last_commit(vault.root)
+        _, page = c.get("/review")
+        assert "/memory/note" not in page.split('id="conflicts"')[1]
+    finally:
+        server.stop()
+
+
+# ---- what the agent sees
+
+def test_what_the_agent_sees_is_the_hooks_own_output(client, vault, tmp_path):
+    import json
+    import html as html_lib
+    import os
+    import sys
+
+    vault.remember("Deploys go through make ship, never on a Friday.", id="ship", type="rule")
+    vault.remember("The staging database listens on port 5433.", id="staging")
+    vault.import_many([{"text": f"Filler note {n} about {word}", "id": f"filler-{n}"}
+                       for n, word in enumerate(["cats", "tea", "chess", "rain", "maps", "jazz"] * 4)], source="test")
+    prompt = "can I run make ship on a friday?"
+    _, page = client.get("/agent?" + __import__("urllib.parse").parse.urlencode({"prompt": prompt, "client": "claude-code"}))
+    found = re.search(r'<pre id="hook-output">(.*?)</pre>', page, re.S)
+    assert found, page[page.find('<div id="seen">'):][:3000]
+    shown = html_lib.unescape(found.group(1))
+    payload = json.dumps({"session_id": "s-1", "prompt": prompt, "cwd": str(tmp_path),
+                          "hook_event_name": "UserPromptSubmit"})
+    hook = subprocess.run([sys.executable, "-m", "hafiza.cli.main", "hook", "claude-code", "UserPromptSubmit"],
+                          input=payload, capture_output=True, text=True, env={**os.environ, "HAFIZA_DAEMON": "0"},
+                          check=True).stdout
+    assert shown == hook and "ship" in hook
+    why = page.split("<h2>Why</h2>")[1]
+    assert "injected" in why and "/memory/ship" in why
+    # Nothing of the preview was recorded: the one impression is the hook's own
+    assert (vault.root / ".hafiza" / "usage.log").read_text().count("\tshown\tship") == 1
+    _, page = client.get("/agent?prompt=ok")
+    assert "Silent" in page and "too short" in page

@@ -11,7 +11,7 @@ from starlette.staticfiles import StaticFiles
 
 from hafiza.vault.errors import HafizaError
 
-from . import memories, memory
+from . import agent, memories, memory, review
 from .hold import Hold
 from .security import Guard, Keys
 from .web import HERE, render
@@ -26,6 +26,11 @@ def build(root: Path, settings, keys: Keys | None = None, port_of=lambda: 0):
         Route("/memory/{id}/edit", memory.edit, methods=["POST"]),
         Route("/memory/{id}/undo", memory.undo, methods=["POST"]),
         Route("/memory/{id}/{what}", memory.change, methods=["POST"]),
+        Route("/review", review.queue),
+        Route("/review/decide", review.decide, methods=["POST"]),
+        Route("/review/related", review.judge, methods=["POST"]),
+        Route("/review/resolve", review.resolve, methods=["POST"]),
+        Route("/agent", agent.agent),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={HafizaError: _error, 404: _not_found})

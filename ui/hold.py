@@ -23,6 +23,7 @@ class Hold:
         self.rows = {name: Rows(path, name) for name, path in self.roots.items()}
         self._recall = None
         self.warnings: list[str] = []  # what the last write noticed, shown once on the next page
+        self.notices: list[str] = []   # what the last review decision did, shown once on the review page
 
     def root_of(self, name: str | None) -> Path:
         if not name:

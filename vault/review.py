@@ -34,12 +34,14 @@ from .merge import Conflict, merge
 # Who may open a review branch: its name's first part. `promote` opens one on a team vault (vault/teams.py).
 KINDS = ("curate", "verify", "capture", "skills", "promote")
 RULINGS = "rulings.jsonl"
+VERDICTS = ("duplicate", "conflict", "fine")  # a person's judgement of a related pair (Review.judge)
 MAIN = "main"
 MAX_PROPOSALS = 1000  # a run proposes at most --max-actions (25 by default); this only bounds a walk
 # Trailers a proposal carries besides Hafiza-Action/-Actor/-Reason; values are one line each.
 EVIDENCE, CONFIDENCE, GUARDS, KEY, MEMORIES, PROPOSED_IN = (
     "Hafiza-Evidence", "Hafiza-Confidence", "Hafiza-Guards", "Hafiza-Proposal", "Hafiza-Memories",
     "Hafiza-Proposed-In")
+JUDGED = "Hafiza-Judged"
 
 
 @dataclass
@@ -253,22 +255,35 @@ class Review:
         chosen = branch.chosen(only)
         if not chosen:
             return []
-        today = dt.date.today().isoformat()
-        lines = [json.dumps({"key": p.key, "action": p.action, "memories": p.ids, "commit": p.commit.sha,
-                             "branch": branch.name, "why": " ".join((why or "").split()) or None,
-                             "at": today, "by": self.vault.actor}, ensure_ascii=False) for p in chosen]
+        self._rule([{"key": p.key, "action": p.action, "memories": p.ids, "commit": p.commit.sha,
+                     "branch": branch.name} for p in chosen], f"reject {len(chosen)} proposal(s) of {branch.name}",
+                   "reject", why)
+        for p in chosen:
+            p.state = "rejected"
+        self._tidy(branch)
+        return chosen
+
+    def judge(self, key: str, memories, verdict: str, why: str | None = None) -> str:
+        """Record a person's judgement of something a run only listed for reading (a related pair: duplicate,
+        conflict or fine) as a ruling, one commit, so no run lists or proposes it again; the commit's sha."""
+        if verdict not in VERDICTS:
+            raise HafizaError(f"a judgement is one of {', '.join(VERDICTS)}, not {verdict!r}", field="verdict")
+        # Named in a trailer of its own: a commit carrying Hafiza-Proposal is taken for a proposal by a branch walk.
+        return self._rule([{"key": key, "action": "judge", "memories": list(memories), "verdict": verdict}],
+                          f"judge {key} {verdict}", "judge", why, trailer=JUDGED)
+
+    def _rule(self, rulings: list[dict], subject: str, action: str, why: str | None, trailer: str = KEY) -> str:
+        """Append `rulings` to rulings.jsonl (each dated and signed with the vault's actor), in one commit."""
+        extra = {"why": " ".join((why or "").split()) or None, "at": dt.date.today().isoformat(),
+                 "by": self.vault.actor}
+        lines = [json.dumps({**ruling, **extra}, ensure_ascii=False) for ruling in rulings]
         path = self.vault.root / RULINGS
         with self.vault.transaction():
             current = path.read_bytes() if path.exists() else b""
             if current and not current.endswith(b"\n"):
                 current += b"\n"
             self.vault.write_bytes(path, current + "".join(line + "\n" for line in lines).encode("utf-8"))
-            self.vault.commit([path], f"reject {len(chosen)} proposal(s) of {branch.name}", "reject", why,
-                              trailers={KEY: " ".join(p.key for p in chosen)})
-        for p in chosen:
-            p.state = "rejected"
-        self._tidy(branch)
-        return chosen
+            return self.vault.commit([path], subject, action, why, trailers={trailer: " ".join(r["key"] for r in rulings)})
 
     def apply(self, action: Action) -> str:
         """Write an action straight to main: only for classes of change that need no judgement."""

@@ -1,0 +1,155 @@
+"""The review screen: every open review branch as a queue of actions (reason, evidence, confidence and the
+diff side by side), accepted or rejected one or many at a time with a reason, each as the commit `hafiza review
+accept|reject` makes; the curator's related pairs judged duplicate, conflict or fine (a ruling, never asked
+again); and the memories a sync left holding two texts, settled ours, theirs or both (`hafiza resolve`)."""
+
+from __future__ import annotations
+
+import difflib
+
+from hafiza.vault.errors import HafizaError
+from hafiza.vault.review import VERDICTS, Review
+
+from .web import back, form, pairs, render
+
+
+async def queue(request):
+    hold = request.app.state.hold
+    vaults = []
+    for name in hold.roots:
+        vault = hold.writable(name)  # Review tidies decided branches away: a write path, never a Vault by hand
+        rv = Review(vault)
+        branches = [_branch(rv, b) for b in rv.branches()]
+        vaults.append({"name": name, "branches": branches, "related": _related(hold, rv, name),
+                       "conflicts": _conflicts(vault), "open": sum(len(b["open"]) for b in branches)})
+    notices, hold.notices = hold.notices, []
+    return render(request, "review.html", vaults=vaults, notices=notices, verdicts=VERDICTS)
+
+
+async def decide(request):
+    """Accept or reject the chosen actions of one branch (all open ones when none is ticked)."""
+    hold = request.app.state.hold
+    given = form(request)
+    only = sorted({int(v) for k, v in pairs(request) if k == "only" and v.isdigit()})
+    name = given.get("vault") or None
+    vault = hold.writable(name)
+    rv = Review(vault)
+    try:
+        branch = rv.branch(given.get("branch") or "")
+        if given.get("decision") == "accept":
+            for proposal, result in rv.accept(branch, only):
+                landed = len(result) == 40
+                hold.notices.append(f"{branch.name} #{proposal.number} {proposal.action}: "
+                                    + (f"accepted as {result[:10]}" if landed else result))
+        elif given.get("decision") == "reject":
+            done = rv.reject(branch, only, given.get("why") or None)
+            hold.notices.append(f"{branch.name}: rejected {', '.join(f'#{p.number}' for p in done)}; recorded in "
+                                "rulings.jsonl, never proposed again")
+        else:
+            raise HafizaError("say accept or reject")
+    except HafizaError as exc:
+        hold.notices.append(f"not done: {exc.message}")
+    hold.wrote(vault)
+    return back("/review")
+
+
+async def judge(request):
+    """A related pair judged: a ruling (never listed again); `duplicate` also retires the older memory."""
+    hold = request.app.state.hold
+    given = form(request)
+    name = given.get("vault") or None
+    vault = hold.writable(name)
+    older, newer = given.get("older", ""), given.get("newer", "")
+    try:
+        verdict = given.get("verdict", "")
+        sha = Review(vault).judge(given.get("key", ""), [older, newer], verdict, given.get("why") or None)
+        hold.notices.append(f"{older} / {newer}: judged {verdict} ({sha[:10]})")
+        if verdict == "duplicate":
+            vault.supersede(older, newer, "judged a duplicate in hafiza ui")
+            hold.notices.append(f"{older} is superseded by {newer}")
+    except HafizaError as exc:
+        hold.notices.append(f"not done: {exc.message}")
+    hold.wrote(vault)
+    return back("/review#related")
+
+
+async def resolve(request):
+    """A memory a sync left with two texts, settled as `hafiza resolve ID --keep ours|theirs|both`."""
+    from hafiza.vault.sync import resolve as settle
+
+    hold = request.app.state.hold
+    given = form(request)
+    name = given.get("vault") or None
+    vault = hold.writable(name)
+    try:
+        for line in settle(vault, given.get("id", ""), given.get("keep") or None):
+            hold.notices.append(line)
+    except HafizaError as exc:
+        hold.notices.append(f"not done: {exc.message}")
+    hold.wrote(vault)
+    return back("/review#conflicts")
+
+
+def _branch(rv: Review, branch) -> dict:
+    proposals = []
+    for p in branch.proposals:
+        facts = p.to_json()
+        facts["files"] = _sides(rv, p.commit.sha) if p.state == "open" else []
+        proposals.append(facts)
+    return {"name": branch.name, "proposals": proposals, "open": [p for p in proposals if p["state"] == "open"],
+            "skills": branch.name.startswith("skills/")}
+
+
+def _sides(rv: Review, sha: str) -> list[dict]:
+    """Each file the action changes: its lines before and as proposed, with what changed marked on each side."""
+    out = []
+    for rel in rv.git.changed_paths(sha):
+        before, after = rv.git.blobs([f"{sha}^:{rel}", f"{sha}:{rel}"])
+        old, new = _lines(before), _lines(after)
+        left, right = [], []
+        for op, a1, a2, b1, b2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+            left += [("same" if op == "equal" else "del", line) for line in old[a1:a2]]
+            right += [("same" if op == "equal" else "add", line) for line in new[b1:b2]]
+        out.append({"path": rel, "before": left, "after": right, "new": before is None})
+    return out
+
+
+def _lines(data: bytes | None) -> list[str]:
+    return (data or b"").decode("utf-8", "replace").splitlines()
+
+
+def _related(hold, rv: Review, name: str) -> list[dict]:
+    """The last curator run's related pairs no one has judged yet, with both texts to compare."""
+    from hafiza.curator.run import related
+
+    judged = {frozenset(r.get("memories") or ()) for r in rv.rulings().values() if r.get("action") == "judge"}
+    ruled = set(rv.rulings())
+    out = []
+    for pair in related(rv.vault.sidecar):
+        ids = pair["memories"][:2]
+        if len(ids) != 2 or pair["key"] in ruled or frozenset(ids) in judged:
+            continue
+        try:
+            sides = [rv.vault.get(i) for i in ids]
+        except HafizaError:
+            continue  # one of them is gone or unreadable: nothing to judge
+        if any(m.status != "active" for m in sides):
+            continue
+        out.append({**pair, "older": sides[0], "newer": sides[1]})
+    return out
+
+
+def _conflicts(vault) -> list[dict]:
+    from hafiza.vault.conflicts import fences
+    from hafiza.vault.sync import conflicted
+
+    out = []
+    for memory_id, kinds in sorted(conflicted(vault).items()):
+        memory = vault.get(memory_id)
+        found = fences(memory.body)
+        ours = memory.body
+        for f in reversed(found):
+            ours = ours[:f.span[0]] + ours[f.span[1]:]
+        out.append({"id": memory_id, "kinds": kinds, "title": memory.title, "ours": ours.strip("\n"),
+                    "theirs": [f.text for f in found if f.kind == "body"], "body": "body" in kinds})
+    return out
