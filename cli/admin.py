@@ -47,9 +47,10 @@ def doctor(ctx, as_json):
     memories without aliases, Claude Code's MEMORY.md load cliff, installed clients, memories labelled
     unverified, proposals waiting for review, what merges from other machines left (an unfinished merge,
     conflict markers, memories holding two texts)."""
-    from hafiza.cli.checks import run_checks
+    from hafiza.hooks.install import check_clients
+    from hafiza.indexer.doctor import run_checks
 
-    checks = run_checks(open_vault(ctx), ctx.settings)
+    checks = run_checks(open_vault(ctx), ctx.settings, clients=check_clients)
     if as_json:
         emit([c.__dict__ for c in checks])
     else:

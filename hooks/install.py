@@ -266,3 +266,37 @@ def _write(path: Path, text: str, mode: int | None) -> None:
     if mode is None and path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)  # ~/.claude.json is 0600 and must stay so
     atomic_write(path, text, mode=mode)  # a new file without a mode of its own: as open() makes it
+
+
+def check_clients(vault) -> Check:
+    """Each installed client: its hooks and MCP entry present, runnable with this interpreter, naming this vault."""
+    from hafiza.indexer.doctor import Check
+    from hafiza.vault.paths import xdg_vault
+
+    from .payload import CLIENTS
+
+    here = None if vault.root.resolve() == xdg_vault().resolve() else vault.root
+    installed, stale = [], []
+    for client in CLIENTS:
+        try:
+            found = plan_uninstall(Options(client))
+            if not found.changes:
+                continue  # nothing of hafiza in its config
+            wanted = plan_install(Options(client, vault=here))
+        except (ConfigError, OSError) as exc:
+            stale.append(f"{client}: {exc}")
+            continue
+        installed.append(client)
+        gone = missing_programs(found)
+        if gone:
+            stale.append(f"{client}: its hooks or MCP server run {', '.join(gone)}, which no longer exists (the "
+                         "environment was removed or the checkout moved), so recall is off there; run "
+                         f"`hafiza install {client}` with the hafiza you use now")
+        elif wanted.changes:
+            stale.append(f"{client}: its hooks or MCP entry name another vault, interpreter or hafiza version "
+                         f"({', '.join(str(c.path) for c in wanted.changes)}); run `hafiza install {client}`")
+    if stale:
+        return Check("clients", "warn", f"{len(stale)} installed client(s) would not reach this vault", stale)
+    if not installed:
+        return Check("clients", "ok", "no client installed (`hafiza install CLIENT`)")
+    return Check("clients", "ok", f"{', '.join(installed)}: hooks and MCP point at this vault")

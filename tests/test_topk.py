@@ -293,7 +293,7 @@ class _WithoutDeleted:
 
 
 def test_doctor_builds_the_files_an_older_index_lacks(pruned):
-    from hafiza.cli.checks import check_index
+    from hafiza.indexer.doctor import check_index
 
     root = impact.folder(pruned).parent.parent
     for path in impact.folder(pruned).glob("*.imp"):

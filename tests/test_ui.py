@@ -369,3 +369,28 @@ def test_what_the_agent_sees_is_the_hooks_own_output(client, vault, tmp_path):
     assert (vault.root / ".hafiza" / "usage.log").read_text().count("\tshown\tship") == 1
     _, page = client.get("/agent?prompt=ok")
     assert "Silent" in page and "too short" in page
+
+
+# ---- health
+
+def test_health_shows_doctors_checks_growth_usage_and_the_quiet_ones(client, vault):
+    import datetime as dt
+
+    old = (dt.date.today() - dt.timedelta(days=200)).isoformat()
+    vault.import_many([{"text": "An old note nobody asks about", "id": "old-quiet", "created": old},
+                       {"text": "An old note that is used", "id": "old-used", "created": old}], source="test")
+    vault.remember("A new note", id="fresh")
+    from hafiza.vault import usage
+
+    usage.append(vault.sidecar, "shown", ["old-used", "fresh"])
+    usage.append(vault.sidecar, "used", ["old-used"])
+    vault.fold()
+    usage.append(vault.sidecar, "shown", ["fresh"])
+    response, page = client.get("/health")
+    assert response.status == 200
+    checks = page.split('id="checks"')[1].split("</section>")[0]
+    assert "index" in checks and "files" in checks and "review" in checks and "sync" in checks
+    assert "3 shown, 1 used" in page
+    quiet = page.split('id="quiet"')[1]
+    assert "/memory/old-quiet" in quiet and "/memory/old-used" not in quiet and "/memory/fresh" not in quiet
+    assert "<svg" in page and "<script" not in page.split("</head>")[1]

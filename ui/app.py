@@ -11,7 +11,7 @@ from starlette.staticfiles import StaticFiles
 
 from hafiza.vault.errors import HafizaError
 
-from . import agent, memories, memory, review
+from . import agent, health, memories, memory, review
 from .hold import Hold
 from .security import Guard, Keys
 from .web import HERE, render
@@ -31,6 +31,7 @@ def build(root: Path, settings, keys: Keys | None = None, port_of=lambda: 0):
         Route("/review/related", review.judge, methods=["POST"]),
         Route("/review/resolve", review.resolve, methods=["POST"]),
         Route("/agent", agent.agent),
+        Route("/health", health.health),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={HafizaError: _error, 404: _not_found})

@@ -28,66 +28,60 @@ async def queue(request):
 
 async def decide(request):
     """Accept or reject the chosen actions of one branch (all open ones when none is ticked)."""
-    hold = request.app.state.hold
-    given = form(request)
     only = sorted({int(v) for k, v in pairs(request) if k == "only" and v.isdigit()})
-    name = given.get("vault") or None
-    vault = hold.writable(name)
-    rv = Review(vault)
-    try:
+
+    def act(vault, given, notices):
+        rv = Review(vault)
         branch = rv.branch(given.get("branch") or "")
         if given.get("decision") == "accept":
             for proposal, result in rv.accept(branch, only):
-                landed = len(result) == 40
-                hold.notices.append(f"{branch.name} #{proposal.number} {proposal.action}: "
-                                    + (f"accepted as {result[:10]}" if landed else result))
+                notices.append(f"{branch.name} #{proposal.number} {proposal.action}: "
+                               + (f"accepted as {result[:10]}" if len(result) == 40 else result))
         elif given.get("decision") == "reject":
             done = rv.reject(branch, only, given.get("why") or None)
-            hold.notices.append(f"{branch.name}: rejected {', '.join(f'#{p.number}' for p in done)}; recorded in "
-                                "rulings.jsonl, never proposed again")
+            notices.append(f"{branch.name}: rejected {', '.join(f'#{p.number}' for p in done)}; recorded in "
+                           "rulings.jsonl, never proposed again")
         else:
             raise HafizaError("say accept or reject")
-    except HafizaError as exc:
-        hold.notices.append(f"not done: {exc.message}")
-    hold.wrote(vault)
-    return back("/review")
+
+    return _change(request, act, "/review")
 
 
 async def judge(request):
     """A related pair judged: a ruling (never listed again); `duplicate` also retires the older memory."""
-    hold = request.app.state.hold
-    given = form(request)
-    name = given.get("vault") or None
-    vault = hold.writable(name)
-    older, newer = given.get("older", ""), given.get("newer", "")
-    try:
-        verdict = given.get("verdict", "")
+    def act(vault, given, notices):
+        older, newer, verdict = given.get("older", ""), given.get("newer", ""), given.get("verdict", "")
         sha = Review(vault).judge(given.get("key", ""), [older, newer], verdict, given.get("why") or None)
-        hold.notices.append(f"{older} / {newer}: judged {verdict} ({sha[:10]})")
+        notices.append(f"{older} / {newer}: judged {verdict} ({sha[:10]})")
         if verdict == "duplicate":
             vault.supersede(older, newer, "judged a duplicate in hafiza ui")
-            hold.notices.append(f"{older} is superseded by {newer}")
-    except HafizaError as exc:
-        hold.notices.append(f"not done: {exc.message}")
-    hold.wrote(vault)
-    return back("/review#related")
+            notices.append(f"{older} is superseded by {newer}")
+
+    return _change(request, act, "/review#related")
 
 
 async def resolve(request):
     """A memory a sync left with two texts, settled as `hafiza resolve ID --keep ours|theirs|both`."""
     from hafiza.vault.sync import resolve as settle
 
+    def act(vault, given, notices):
+        notices += settle(vault, given.get("id", ""), given.get("keep") or None)
+
+    return _change(request, act, "/review#conflicts")
+
+
+def _change(request, act, then: str):
+    """Run `act(vault, form, notices)` on the vault the form names, opened for writing; what it did, or why
+    not, is shown on the next review page."""
     hold = request.app.state.hold
     given = form(request)
-    name = given.get("vault") or None
-    vault = hold.writable(name)
+    vault = hold.writable(given.get("vault") or None)
     try:
-        for line in settle(vault, given.get("id", ""), given.get("keep") or None):
-            hold.notices.append(line)
+        act(vault, given, hold.notices)
     except HafizaError as exc:
         hold.notices.append(f"not done: {exc.message}")
     hold.wrote(vault)
-    return back("/review#conflicts")
+    return back(then)
 
 
 def _branch(rv: Review, branch) -> dict:

@@ -159,3 +159,24 @@ def end_fold(sidecar: Path) -> None:
         (sidecar / FOLDING).unlink()
     except FileNotFoundError:
         pass
+
+
+def by_day(sidecar: Path) -> dict[str, Counts]:
+    """The impressions and uses still in the log, per day (`YYYY-MM-DD`): what the health screen charts
+    beside the counts earlier folds wrote into the files."""
+    out: dict[str, Counts] = {}
+    for line in _lines(sidecar):
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) < 3 or parts[1] not in EVENTS:
+            continue
+        day = out.setdefault(parts[0][:10], Counts())
+        if parts[1] == "shown":
+            day.shown += 1
+        else:
+            day.used += 1
+    return out
+
+
+def ids_since(sidecar: Path, event: str = "shown") -> set[str]:
+    """The memories the log (not yet folded) holds an `event` of."""
+    return {parts[2] for parts in (line.split("\t") for line in _lines(sidecar)) if len(parts) >= 3 and parts[1] == event}

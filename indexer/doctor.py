@@ -1,4 +1,6 @@
-"""What `hafiza doctor` checks. Each check returns a level, a one-line summary and details."""
+"""What `hafiza doctor` (and the health screen of `hafiza ui`) checks. Each check returns a level, a one-line
+summary and details. The check of the installed clients lives with the installers (hooks/install.py): the
+adapters pass it in, since this layer never imports them."""
 
 from __future__ import annotations
 
@@ -14,12 +16,14 @@ class Check:
     details: list[str] = field(default_factory=list)
 
 
-def run_checks(vault, settings) -> list[Check]:
-    """Every check; `settings` (hafiza.indexer.config) names the embedder whose vectors are checked."""
+def run_checks(vault, settings, clients=None) -> list[Check]:
+    """Every check; `settings` (hafiza.indexer.config) names the embedder whose vectors are checked, and
+    `clients(vault)` (hooks/install.check_clients) checks the installed clients' hooks."""
     checks = [check(vault) for check in (check_files, check_index)]
     checks.append(check_vectors(vault, settings))
+    extra = (clients,) if clients else ()
     return checks + [check(vault) for check in (check_lock, check_git, check_interrupted, check_links, check_private,
-                                                check_usage, check_aliases, check_claude_memory, check_clients,
+                                                check_usage, check_aliases, check_claude_memory, *extra,
                                                 check_labels, check_review, check_sync)]
 
 
@@ -48,39 +52,6 @@ def check_review(vault) -> Check:
         return Check("review", "ok", "no proposals waiting for review")
     return Check("review", "warn", f"{sum(len(b.open) for b in branches)} proposal(s) wait on "
                  f"{len(branches)} review branch(es); `hafiza review`", [b.name for b in branches])
-
-
-def check_clients(vault) -> Check:
-    """Each installed client: its hooks and MCP entry present, runnable with this interpreter, naming this vault."""
-    from hafiza.hooks.install import ConfigError, Options, missing_programs, plan_install, plan_uninstall
-    from hafiza.hooks.payload import CLIENTS
-    from hafiza.vault.paths import xdg_vault
-
-    here = None if vault.root.resolve() == xdg_vault().resolve() else vault.root
-    installed, stale = [], []
-    for client in CLIENTS:
-        try:
-            found = plan_uninstall(Options(client))
-            if not found.changes:
-                continue  # nothing of hafiza in its config
-            wanted = plan_install(Options(client, vault=here))
-        except (ConfigError, OSError) as exc:
-            stale.append(f"{client}: {exc}")
-            continue
-        installed.append(client)
-        gone = missing_programs(found)
-        if gone:
-            stale.append(f"{client}: its hooks or MCP server run {', '.join(gone)}, which no longer exists (the "
-                         "environment was removed or the checkout moved), so recall is off there; run "
-                         f"`hafiza install {client}` with the hafiza you use now")
-        elif wanted.changes:
-            stale.append(f"{client}: its hooks or MCP entry name another vault, interpreter or hafiza version "
-                         f"({', '.join(str(c.path) for c in wanted.changes)}); run `hafiza install {client}`")
-    if stale:
-        return Check("clients", "warn", f"{len(stale)} installed client(s) would not reach this vault", stale)
-    if not installed:
-        return Check("clients", "ok", "no client installed (`hafiza install CLIENT`)")
-    return Check("clients", "ok", f"{', '.join(installed)}: hooks and MCP point at this vault")
 
 
 def check_files(vault) -> Check:
