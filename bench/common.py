@@ -12,7 +12,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-PACKAGES = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli")
+PACKAGES = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli", "ui")
 
 
 def snapshot(rev: str, dest: Path) -> str:

@@ -102,7 +102,7 @@ def test_every_answer_carries_a_policy_that_allows_only_this_origin(client):
     csp = response.getheader("Content-Security-Policy")
     assert "default-src 'none'" in csp and "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
     assert "unsafe-inline" not in csp and "http" not in csp
-    assert response.getheader("X-Frame-Options") == "DENY" and response.getheader("Referrer-Policy") == "no-referrer"
+    assert response.getheader("X-Frame-Options") == "DENY" and response.getheader("Referrer-Policy") == "same-origin"
 
 
 def test_pages_load_nothing_from_another_host(client, vault):
@@ -125,7 +125,7 @@ def test_hostile_memory_text_is_escaped_everywhere(client, vault):
         _, html = client.get(f"/memory/hostile-{n}")
         assert "<script>alert" not in html and "<img src=x" not in html, n
         assert html.count("<textarea") == html.count("</textarea>") == 2  # the editor and the aliases box
-        assert "\u202e" not in html.split("<textarea", 1)[0]  # shown as a code point outside the editor
+        assert "\u202e" not in html  # shown as a code point, in the editor as a marker
     for page in (listing,):
         assert "<script>alert" not in page and "\u202e" not in page
 
@@ -135,6 +135,14 @@ def test_bidi_and_control_characters_are_shown_as_code_points(client, vault):
     _, html = client.get("/memory/bidi")
     assert 'U+202E</span>fdp.exe' in html and "U+0007" in html
     assert re.search(r"holds [1-9]\d* hidden character\(s\)", html)
+    assert "\u202e" not in html and "\x07" not in html  # not even in the editor, where it would turn the line
+    box = re.search(r'<textarea id="text"[^>]*>(.*?)</textarea>', html, re.S).group(1)
+    assert "invoice\u27e6U+202E\u27e7fdp.exe" in box
+    import html as html_lib
+
+    client.post("/memory/bidi/edit", {"text": html_lib.unescape(box).replace("bell", "the bell")})
+    saved = (vault.root / "memories" / "bidi.md").read_text()
+    assert "invoice\u202efdp.exe and the bell\x07" in saved  # the markers left in place are the characters again
 
 
 # ---- the memories screen
@@ -394,3 +402,35 @@ def test_health_shows_doctors_checks_growth_usage_and_the_quiet_ones(client, vau
     quiet = page.split('id="quiet"')[1]
     assert "/memory/old-quiet" in quiet and "/memory/old-used" not in quiet and "/memory/fresh" not in quiet
     assert "<svg" in page and "<script" not in page.split("</head>")[1]
+
+
+# ---- team vaults
+
+def test_team_vaults_are_listed_searched_and_edited_in_their_own_vault(vault, tmp_path):
+    from conftest import run_cli
+
+    run_cli("remember", "Billing deploys need two reviewers.", "--id", "mine")
+    remote = tmp_path / "team.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    run_cli("vault", "add", "team", str(remote))
+    run_cli("remember", "--to", "team", "Billing deploys happen on Tuesdays.", "--id", "theirs")
+    server = Server(env={"HAFIZA_DAEMON": "0"})
+    try:
+        c = Client(server)
+        c.login()
+        _, html = c.get("/")
+        assert "/memory/mine" in html and "/memory/theirs?vault=team" in html and "vault: team" in html
+        _, html = c.get("/?vault=team")
+        assert "/memory/theirs" in html and "/memory/mine" not in html
+        _, html = c.get("/?q=billing+deploys")
+        assert "/memory/mine" in html and "/memory/theirs?vault=team" in html
+        _, page = c.get("/memory/theirs?vault=team")
+        team_root = next(p for p in (tmp_path / "home").rglob("theirs.md")).parents[1]
+        text = (team_root / "memories" / "theirs.md").read_text().replace("Tuesdays", "Wednesdays")
+        response, _ = c.post("/memory/theirs/edit?vault=team", {"text": text})
+        assert response.status == 303
+        assert "Wednesdays" in (team_root / "memories" / "theirs.md").read_text()
+        assert "Hafiza-Actor: ui" in last_commit(team_root)
+        assert "edit" not in last_commit(vault.root, "%s")  # the personal vault is untouched
+    finally:
+        server.stop()

@@ -1,4 +1,8 @@
-"""The web app: its routes, behind the guard (ui/security.py)."""
+"""The web app: its routes, behind the guard (ui/security.py).
+
+The handlers are plain synchronous code under `async def`: they run one at a time on the server's one loop,
+so the index readers and vaults the server holds are never used by two requests at once (one person's
+browser asks for a page at a time; a write takes the vault's lock as any writer does)."""
 
 from __future__ import annotations
 

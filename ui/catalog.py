@@ -8,7 +8,6 @@ holding two texts are asked of git once per commit (vault/sync.py).
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,7 +165,3 @@ def page_of(rows: list[dict], number: int, size: int = PAGE) -> Page:
     pages = max(1, -(-len(rows) // size))
     number = min(number, pages)
     return Page(rows[(number - 1) * size:number * size], len(rows), number, pages)
-
-
-def today() -> dt.date:
-    return dt.date.today()

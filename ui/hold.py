@@ -53,7 +53,7 @@ class Hold:
 
         request = {"op": "recall", "query": query, "mode": mode, "floor": "search", "explain": True,
                    "limit": SEARCH_LIMIT, "all_scopes": True, "include_inactive": include_inactive}
-        reply = wire.ask(self.root, request) if mode != "keyword" or self._recall is None else None
+        reply = wire.ask(self.root, request) if mode != "keyword" else None
         note = None
         if reply is None:
             if mode != "keyword":

@@ -12,7 +12,7 @@ from hafiza.vault.errors import HafizaError, MemoryNotFound
 from hafiza.vault.files import read_text
 from hafiza.vault.layout import vault_rel
 
-from .web import back, form, render
+from .web import back, form, from_editable, render
 
 HISTORY = 30      # commits shown on a memory's page (its whole history is `hafiza log ID`)
 CHAIN = 20        # memories followed each way along a supersede chain
@@ -42,7 +42,7 @@ async def edit(request):
     hold = request.app.state.hold
     name = request.query_params.get("vault") or None
     given = form(request)
-    text = given.get("text", "").replace("\r\n", "\n")
+    text = from_editable(given.get("text", "").replace("\r\n", "\n"))
     vault = hold.writable(name)
     try:
         memory = vault.edit(request.path_params["id"], text, reason=given.get("reason") or None)

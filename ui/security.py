@@ -6,7 +6,7 @@
   rebinding attack points at 127.0.0.1 carries its own host name.
 - A POST must carry the session's CSRF token in its form (and, when the browser sends one, an `Origin` of
   this server); SameSite=Strict already keeps the cookie off other sites' requests, this is the second lock.
-- Every answer says: only this origin's scripts, styles and images; no framing; no referrer; no caching.
+- Every answer says: only this origin's scripts, styles and images; no framing; no referrer to other sites; no caching.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make the browser send `Origin: null` on a POST
     (b"cache-control", b"no-store"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),

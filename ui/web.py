@@ -3,6 +3,7 @@ the form a request carried (read once by the guard), and errors turned into a me
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
@@ -38,11 +39,33 @@ def hidden_count(text) -> int:
     return sum(1 for ch in text if ch not in "\n\t" and visible(ch) != ch)
 
 
+_MARK = re.compile(r"\u27e6U\+([0-9A-F]{4,6})\u27e7")
+
+
+def editable(text: str) -> str:
+    """`text` for the editor: each hidden character written as `⟦U+202E⟧`, since a textarea would act on it (a
+    right-to-left override turns the rest of the line around) and no style can stop it there."""
+    if visible(text) == text:
+        return text
+    return "".join(f"\u27e6U+{ord(ch):04X}\u27e7" if ch not in "\n\t" and visible(ch) != ch else ch for ch in text)
+
+
+def from_editable(text: str) -> str:
+    """The editor's text back as the file's: each `⟦U+XXXX⟧` marker of a hidden character is that character again
+    (a marker deleted in the editor takes its character with it)."""
+    def back(match) -> str:
+        ch = chr(int(match.group(1), 16)) if int(match.group(1), 16) <= 0x10FFFF else ""
+        return ch if ch and visible(ch) != ch else match.group(0)
+
+    return _MARK.sub(back, text)
+
+
 def _env() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["shown"] = shown
     env.globals["hidden_count"] = hidden_count
+    env.filters["editable"] = editable
     env.globals["urlencode"] = lambda params: urlencode(params)
     return env
 

@@ -1,0 +1,281 @@
+"""`hafiza ui` in a real browser: Debian's chromium, headless, driven by Playwright (`make e2e` installs both;
+Playwright never downloads a browser here). The flows a person goes through, the keyboard, hostile memory text
+rendered (no script runs, the layout holds), and a screenshot of each screen.
+
+Screenshots go to .cache/e2e/ui/ on every run; with HAFIZA_UI_SCREENSHOTS=docs/images they replace the set the
+docs show."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from conftest import git, run_cli  # noqa: E402
+from fence_corpus import HOSTILE  # noqa: E402
+from ui_server import Server  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
+SHOTS = ROOT / ".cache" / "e2e" / "ui"
+
+
+def _why_not() -> str | None:
+    if os.environ.get("HAFIZA_E2E") != "1":
+        return "browser tests of hafiza ui run with `make e2e` (HAFIZA_E2E=1)"
+    if not Path(CHROMIUM).exists():
+        return f"no {CHROMIUM}: `apt-get install chromium` (make e2e does, as root)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright is not installed: `pip install -e '.[e2e]'` (make e2e does)"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def server(vault):
+    started = Server(env={"HAFIZA_DAEMON": "0"})
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.dialogs = []
+    opened.on("dialog", lambda d: (opened.dialogs.append(d.message), d.dismiss()))
+    opened.errors = []
+    opened.on("pageerror", lambda e: opened.errors.append(str(e)))
+    opened.on("console", lambda m: opened.errors.append(m.text) if m.type == "error" else None)
+    requests = []
+    opened.on("request", lambda r: requests.append(r.url))
+    opened.requests = requests
+    opened.goto(server.url)
+    yield opened
+    assert all(url.startswith(server.base) for url in requests), [u for u in requests if not u.startswith(server.base)]
+    context.close()
+
+
+def shot(page, name: str) -> None:
+    """Save a screenshot of the screen; copy it to the docs' set when HAFIZA_UI_SCREENSHOTS names a folder."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"ui-{name}.png"
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(path), full_page=False)
+    keep = os.environ.get("HAFIZA_UI_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(keep) / path.name)
+
+
+def subjects(root: Path, since: str) -> list[str]:
+    return git(root, "log", "--format=%s", f"{since}..HEAD").splitlines()
+
+
+def head(root: Path) -> str:
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def seed(vault) -> None:
+    vault.remember("Deploys go through make ship; never deploy on a Friday afternoon.", id="deploy-rule",
+                   type="rule", tags=["deploy"], aliases=["yayına alma"])
+    vault.remember("The staging database listens on port 5433 behind pgbouncer.", id="staging-db", tags=["db"])
+    vault.remember("Ayşe owns the billing service; ask her before changing invoices.", id="billing-owner",
+                   type="knowledge", tags=["people"])
+    vault.import_many([{"text": f"Background note {n} about {w}", "id": f"note-{n}"}
+                       for n, w in enumerate(["tea", "cats", "jazz", "maps", "rain", "chess"] * 3)], source="seed")
+
+
+def test_search_open_edit_see_the_commit_and_undo_it(page, server, vault):
+    seed(vault)
+    page.reload()
+    page.fill("input[name=q]", "staging database port")
+    page.wait_for_selector("p.count:has-text('match')")  # htmx swapped the results in as the words were typed
+    assert page.locator("table.memories tbody tr").first.locator("a[href='/memory/staging-db']").count() == 1
+    shot(page, "memories")
+    page.click("a[href='/memory/staging-db']")
+    page.wait_for_selector("h1")
+    before = head(vault.root)
+    text = page.input_value("#text")
+    page.fill("#text", text.replace("port 5433", "port 6543"))
+    page.fill("#edit input[name=reason]", "the port moved")
+    page.click("#edit button[type=submit]")
+    page.wait_for_load_state()
+    assert page.url.endswith("/memory/staging-db#history"), (page.url, page.content()[:3000])
+    assert subjects(vault.root, before) == ["hafiza: edit staging-db"]
+    assert "Hafiza-Actor: ui" in git(vault.root, "log", "-1", "--format=%B")
+    first = page.locator("ol.history li.commit").first
+    assert "edit staging-db" in first.inner_text() and "+The staging database listens on port 6543" in first.inner_text()
+    shot(page, "memory")
+    edited = head(vault.root)
+    first.locator("button", has_text="Undo").click()
+    page.wait_for_url("**/memory/staging-db#history")
+    assert subjects(vault.root, edited) == ["hafiza: undo edit staging-db"]
+    assert "port 5433" in (vault.root / "memories" / "staging-db.md").read_text()
+    assert "port 5433" in page.locator(".body").inner_text()
+    assert page.dialogs == [] and page.errors == []
+
+
+def test_a_curate_branch_accept_one_reject_another_by_keyboard(page, server, vault):
+    for n, text in enumerate(["Use ruff for linting Python code.", "Run the tests with pytest -q before pushing."]):
+        vault.remember(text, id=f"orig-{n}")
+        vault.remember(text.replace(" ", "  ", 1), id=f"copy-{n}")  # the same text but for spacing
+    run_cli("curate", "--pass", "duplicates")
+    branch = git(vault.root, "branch", "--list", "curate/*", "--format=%(refname:short)").split()[0]
+    before = head(vault.root)
+    page.goto(f"{server.base}/review")
+    actions = page.locator(".queue .action.open")
+    assert actions.count() == 2
+    assert page.locator(".queue .action.current").count() == 1  # the first one, selected for the keyboard
+    shot(page, "review")
+    page.keyboard.press("a")  # accept the first
+    page.wait_for_selector(".notice")
+    assert page.locator(".queue .action.open").count() == 1
+    page.locator(".queue .action.open input[name=why]").fill("two separate notes on purpose")
+    page.locator("body").click(position={"x": 5, "y": 5})  # leave the reason box: keys drive the queue again
+    page.keyboard.press("j")
+    page.keyboard.press("r")
+    page.wait_for_selector(".notice >> text=never proposed again")
+    log = subjects(vault.root, before)
+    assert log[0] == f"hafiza: reject 1 proposal(s) of {branch}" and log[1].startswith("hafiza: merge duplicate")
+    assert len(log) == 2  # one commit for the accepted action, one ruling for the rejected one
+    ruling = json.loads((vault.root / "rulings.jsonl").read_text().splitlines()[-1])
+    assert ruling["why"] == "two separate notes on purpose" and ruling["by"] == "ui"
+    assert page.locator(".queue .action.open").count() == 0
+    assert page.dialogs == [] and page.errors == []
+
+
+def test_a_sync_conflict_is_resolved_from_the_page(browser, tmp_path, vault):
+    from hafiza.vault.store import Vault
+    from hafiza.vault.sync import clone, set_remote, sync
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    vault.remember("Release notes go\nto the wiki\nevery Monday.", id="release-notes", title="Release notes")
+    set_remote(vault, str(remote))
+    sync(vault)
+    clone(str(remote), tmp_path / "laptop")
+    laptop = Vault.init(tmp_path / "laptop", actor="cli-laptop")
+    vault.update("release-notes", "Release notes go\nto the team channel\nevery Monday.")
+    laptop.update("release-notes", "Release notes go\nto the changelog file\nevery Monday.")
+    sync(vault), sync(laptop), sync(vault)
+    server = Server(env={"HAFIZA_DAEMON": "0"})
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(server.url)
+        page.goto(f"{server.base}/review#conflicts")
+        box = page.locator("#conflict-release-notes")
+        assert "team channel" in box.inner_text() and "changelog file" in box.inner_text()
+        box.locator("button", has_text="Keep theirs").click()
+        page.wait_for_selector(".notice")
+        assert git(vault.root, "log", "-1", "--format=%s").strip() == "hafiza: resolve release-notes (keep theirs)"
+        body = vault.get("release-notes").body
+        assert "hafiza-conflict" not in body and ("changelog file" in body) != ("team channel" in body)
+        assert page.locator("#conflict-release-notes").count() == 0
+    finally:
+        context.close()
+        server.stop()
+
+
+def test_what_the_agent_sees_equals_the_hooks_output(page, server, vault, tmp_path):
+    seed(vault)
+    project = tmp_path / "shop"
+    project.mkdir()
+    prompt = "can I deploy with make ship on a friday?"
+    page.goto(f"{server.base}/agent")
+    page.fill("input[name=prompt]", prompt)
+    page.select_option("select[name=client]", "claude-code")
+    page.fill("input[name=project]", str(project))
+    page.click("button:has-text('See')")
+    page.wait_for_selector("#injected")
+    shot(page, "agent")
+    page.click("summary:has-text('Exactly as printed')")
+    shown = page.locator("#hook-output").inner_text()
+    payload = json.dumps({"session_id": "browser-1", "prompt": prompt, "cwd": str(project),
+                          "hook_event_name": "UserPromptSubmit"})
+    hook = subprocess.run([sys.executable, "-m", "hafiza.cli.main", "hook", "claude-code", "UserPromptSubmit"],
+                          input=payload, capture_output=True, text=True, check=True,
+                          env={**os.environ, "HAFIZA_DAEMON": "0"}).stdout
+    assert shown == hook and "deploy-rule" in hook
+    injected = json.loads(hook)["hookSpecificOutput"]["additionalContext"]
+    assert page.locator("#injected").inner_text() == injected
+    assert "injected" in page.locator("table.explain").inner_text()
+
+
+def test_health_screen(page, server, vault):
+    seed(vault)
+    page.goto(f"{server.base}/health")
+    page.wait_for_selector("#checks")
+    assert page.locator("svg.chart").count() >= 1
+    shot(page, "health")
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("width", [1280, 420])
+def test_hostile_text_runs_no_script_and_breaks_no_layout(browser, server, vault, width):
+    corpus = [text for text, _ in HOSTILE if "\0" not in text]
+    texts = corpus + [
+        "<script>window.__pwned = 1; alert(1)</script>", "</textarea><img src=x onerror=\"window.__pwned=2\">",
+        "\"><svg onload=\"window.__pwned=3\">", "javascript:window.__pwned=4", "<style>body{display:none}</style>",
+        "x" * 3000, "\u202eevil-override " * 20]
+    for n, text in enumerate(texts):
+        vault.remember(f"hostile {n}: {text}", id=f"hostile-{n}", title=f"{text[:60]} #{n}", tags=[f"t{n % 3}"])
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(server.url)
+    try:
+        extra = len(corpus)  # the script, the </textarea>, the <svg>, ... written after the corpus
+        for path in ["/?status=all&sort=id", "/?q=hostile", *[f"/memory/hostile-{extra + n}" for n in range(7)],
+                     *[f"/memory/hostile-{n}" for n in range(0, len(texts), 5)], "/agent?prompt=hostile+script+textarea"]:
+            page.goto(server.base + path)
+            assert page.evaluate("window.__pwned") is None, path
+            assert page.locator("script:not([src])").count() == 0, path
+            wide = page.evaluate("document.documentElement.scrollWidth")
+            assert wide <= width + 1, (path, wide)  # nothing pushes the page wider than the window
+            assert page.locator("body").is_visible()
+            if path.startswith("/memory/"):
+                assert page.locator("textarea#text").count() == 1 and page.locator("form").count() >= 2
+        if width == 1280:
+            page.goto(server.base + "/memory/hostile-8")
+            shot(page, "hostile")
+        assert dialogs == []
+    finally:
+        context.close()
+
+
+def test_narrow_window_is_readable(browser, server, vault):
+    seed(vault)
+    context = browser.new_context(viewport={"width": 420, "height": 860})
+    page = context.new_page()
+    page.goto(server.url)
+    for path, name in (("/", "memories-narrow"), ("/memory/deploy-rule", "memory-narrow")):
+        page.goto(server.base + path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 421
+        shot(page, name)
+    context.close()
