@@ -434,3 +434,30 @@ def test_team_vaults_are_listed_searched_and_edited_in_their_own_vault(vault, tm
         assert "edit" not in last_commit(vault.root, "%s")  # the personal vault is untouched
     finally:
         server.stop()
+
+
+def test_the_list_follows_every_write_after_it_was_read(client, vault):
+    """The rows are kept between pages and read again only where writes changed them: each change shows."""
+    from conftest import run_cli
+
+    vault.import_many([{"text": f"Kept note {n}", "id": f"kept-{n}"} for n in range(30)], source="test")
+    _, html = client.get("/?sort=id")
+    assert "30 memories" in html
+    run_cli("remember", "A note from the command line", "--id", "from-cli")
+    client.get("/memory/kept-3")
+    text = (vault.root / "memories" / "kept-3.md").read_text().replace("title: Kept note 3", "title: Renamed three")
+    client.post("/memory/kept-3/edit", {"text": text})
+    run_cli("used", "kept-5")
+    run_cli("used", "kept-5")
+    run_cli("forget", "kept-7")
+    _, html = client.get("/?sort=id")
+    assert "30 memories" in html and "/memory/from-cli" in html and "Renamed three" in html
+    assert "/memory/kept-7" not in html
+    _, html = client.get("/?sort=most-used")
+    first = html.split("<tbody>")[1].split("</tr>")[0]
+    assert "/memory/kept-5" in first and "0 · 2" in first
+    (vault.root / "memories" / "by-hand.md").write_text(
+        "---\nid: by-hand\ntype: knowledge\ntitle: Written by hand\nscope: global\ncreated: 2026-12-01\n---\nBy hand.\n")
+    run_cli("remember", "Another from the command line", "--id", "after-hand")  # records the hand edit first
+    _, html = client.get("/?sort=id")
+    assert "/memory/by-hand" in html and "/memory/after-hand" in html and "32 memories" in html

@@ -8,7 +8,7 @@ from pathlib import Path
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.teams import PERSONAL, readable
 
-from .catalog import Rows
+from .catalog import Listing, Rows
 
 ACTOR = "ui"
 SEARCH_LIMIT = 50
@@ -21,6 +21,8 @@ class Hold:
         teams = readable(Path(settings.config)) if settings.config else {}
         self.roots = {PERSONAL: self.root, **dict(sorted(teams.items()))}
         self.rows = {name: Rows(path, name) for name, path in self.roots.items()}
+        self.listing = Listing()
+        self._scopes: tuple[tuple, list[str]] = ((), [])
         self._recall = None
         self.warnings: list[str] = []  # what the last write noticed, shown once on the next page
         self.notices: list[str] = []   # what the last review decision did, shown once on the review page
@@ -42,6 +44,13 @@ class Hold:
         from hafiza.vault.store import reader
 
         return reader(self.root_of(name)).require()
+
+    def scopes(self, names: list[str]) -> list[str]:
+        """Every scope the memories of `names` have, for the filter; read again when their rows change."""
+        key = tuple((name, self.rows[name].version) for name in names)
+        if key != self._scopes[0]:
+            self._scopes = (key, sorted({r["scope"] for name in names for r in self.rows[name].current()}))
+        return self._scopes[1]
 
     def wrote(self, vault) -> None:
         self.warnings += vault.warnings

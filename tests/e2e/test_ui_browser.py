@@ -3,7 +3,7 @@ Playwright never downloads a browser here). The flows a person goes through, the
 rendered (no script runs, the layout holds), and a screenshot of each screen.
 
 Screenshots go to .cache/e2e/ui/ on every run; with HAFIZA_UI_SCREENSHOTS=docs/images they replace the set the
-docs show."""
+docs show (docs/ui.md)."""
 
 from __future__ import annotations
 
@@ -87,8 +87,9 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(path), full_page=False)
     keep = os.environ.get("HAFIZA_UI_SCREENSHOTS")
     if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(keep) / path.name)
+        folder = ROOT / keep  # relative to the checkout: each test runs in a folder of its own
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, folder / path.name)
 
 
 def subjects(root: Path, since: str) -> list[str]:
@@ -112,10 +113,11 @@ def seed(vault) -> None:
 def test_search_open_edit_see_the_commit_and_undo_it(page, server, vault):
     seed(vault)
     page.reload()
+    shot(page, "memories")
     page.fill("input[name=q]", "staging database port")
     page.wait_for_selector("p.count:has-text('match')")  # htmx swapped the results in as the words were typed
     assert page.locator("table.memories tbody tr").first.locator("a[href='/memory/staging-db']").count() == 1
-    shot(page, "memories")
+    shot(page, "search")
     page.click("a[href='/memory/staging-db']")
     page.wait_for_selector("h1")
     before = head(vault.root)
