@@ -57,6 +57,8 @@ def test_a_wrong_token_is_refused_and_the_right_one_works_once(server):
     again = Client(server)
     response, _ = again.login()  # the same token a second time: spent
     assert response.status == 403 and again.get("/")[0].status == 401
+    response, _ = c.get(f"/?token={server.token}")  # the signed-in browser reloading the printed address
+    assert response.status == 303 and response.getheader("Set-Cookie") is None
 
 
 def test_a_wrong_cookie_is_refused(server, client):

@@ -26,11 +26,12 @@ async def health(request):
     vault = hold.writable(None)  # doctor's checks sync the index; nothing is committed
     checks = run_checks(vault, hold.settings, clients=check_clients)
     rows = [r for name in hold.rows for r in hold.rows[name].current()]
-    days = daily_usage(vault)
-    quiet = never_recalled(vault, rows)
+    history = vault.git.log(None)  # read once: the folds for both charts, and the count
+    days = daily_usage(vault, history)
+    quiet = never_recalled(vault, rows, history)
     return render(request, "health.html", checks=checks, growth=growth(rows), days=days[-60:], quiet=quiet[:LISTED],
                   quiet_total=len(quiet), counts=Counter(r["status"] for r in rows), total=len(rows),
-                  commits=len(vault.git.log(None)))
+                  commits=len(history))
 
 
 def growth(rows: list[dict]) -> list[dict]:
@@ -43,11 +44,11 @@ def growth(rows: list[dict]) -> list[dict]:
     return out[-24:]
 
 
-def daily_usage(vault) -> list[dict]:
+def daily_usage(vault, history: list) -> list[dict]:
     """Shown and used per day: what each fold commit added to the files' counters (dated by the fold), and the
     log not yet folded (dated by the event)."""
     per_day: dict[str, list[int]] = {}
-    for commit in [c for c in vault.git.log(None) if c.action == "fold"][:FOLDS]:
+    for commit in [c for c in history if c.action == "fold"][:FOLDS]:
         day = per_day.setdefault(commit.date[:10], [0, 0])
         for shown, used in deltas(vault, commit.sha).values():
             day[0] += shown
@@ -77,11 +78,11 @@ def _counts(data: bytes | None) -> tuple[int, int]:
     return int(found.get(b"shown", 0)), int(found.get(b"used", 0))
 
 
-def never_recalled(vault, rows: list[dict]) -> list[dict]:
+def never_recalled(vault, rows: list[dict], history: list) -> list[dict]:
     """Active memories older than QUIET_DAYS that no fold or log line of the last QUIET_DAYS shows."""
     since = (dt.date.today() - dt.timedelta(days=QUIET_DAYS)).isoformat()
     recent = usage.ids_since(vault.sidecar)
-    for commit in vault.git.log(None):
+    for commit in history:
         if commit.date[:10] < since:
             break
         if commit.action == "fold":

@@ -75,9 +75,10 @@ class Guard:
         if not self._host_ok(headers.get("host", "")):
             return await _refuse(send, 403, "This server answers only at 127.0.0.1 or localhost.")
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        signed_in = self.keys.has_session(headers.get("cookie", ""))
         if "token" in query:
-            return await self._login(scope, send, query["token"])
-        if not self.keys.has_session(headers.get("cookie", "")):
+            return await self._login(scope, send, query["token"], signed_in)
+        if not signed_in:
             return await _refuse(send, 401, "Open the address `hafiza ui` printed (it carries a one-time token); "
                                             "restart `hafiza ui` for a new one.")
         if scope["method"] not in ("GET", "HEAD"):
@@ -101,13 +102,18 @@ class Guard:
     def _origin_ok(self, origin: str) -> bool:
         return origin in {f"http://{name}:{self.port_of()}" for name in LOCAL_HOSTS}
 
-    async def _login(self, scope, send, token: str):
-        if not self.keys.spend(token):
-            return await _refuse(send, 403, "This token is wrong or already used; restart `hafiza ui` for a new one.")
-        cookie = f"{COOKIE}={self.keys.session}; HttpOnly; SameSite=Strict; Path=/"
+    async def _login(self, scope, send, token: str, signed_in: bool):
+        """Trade the token for the session cookie, once; a browser already signed in that opens the printed
+        address again (a reload, a second tab) is sent on, whatever the token."""
         path = scope.get("path") or "/"
+        if signed_in:
+            headers = []
+        elif self.keys.spend(token):
+            headers = [(b"set-cookie", f"{COOKIE}={self.keys.session}; HttpOnly; SameSite=Strict; Path=/".encode())]
+        else:
+            return await _refuse(send, 403, "This token is wrong or already used; restart `hafiza ui` for a new one.")
         await send({"type": "http.response.start", "status": 303,
-                    "headers": [(b"location", path.encode()), (b"set-cookie", cookie.encode()), *HEADERS]})
+                    "headers": [(b"location", path.encode()), *headers, *HEADERS]})
         await send({"type": "http.response.body", "body": b""})
 
 

@@ -23,9 +23,7 @@ def serve(root: Path, settings, port: int = 0, browser: bool = True) -> None:
     print(f"hafiza ui: serving {root} on 127.0.0.1 only; the address above works once. Ctrl-C stops it.",
           file=sys.stderr, flush=True)
     if browser:
-        import webbrowser
-
-        webbrowser.open(url)
+        _open(url)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
     uvicorn.Server(config).run(sockets=[sock])
 
@@ -43,3 +41,17 @@ def bind(port: int) -> socket.socket:
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
+
+
+def _open(url: str) -> None:
+    """Open `url` in the desktop's browser. Without a display (an ssh session, a container) Python's webbrowser
+    would start a text browser in this very terminal, over the server's output: then only say so."""
+    import os
+
+    if sys.platform == "darwin" or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        import webbrowser
+
+        if webbrowser.open(url):
+            return
+    print("hafiza ui: no browser to open here; open the address above (an ssh tunnel to this port works: "
+          "-L PORT:127.0.0.1:PORT)", file=sys.stderr, flush=True)
