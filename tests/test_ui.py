@@ -463,3 +463,42 @@ def test_the_list_follows_every_write_after_it_was_read(client, vault):
     run_cli("remember", "Another from the command line", "--id", "after-hand")  # records the hand edit first
     _, html = client.get("/?sort=id")
     assert "/memory/by-hand" in html and "/memory/after-hand" in html and "32 memories" in html
+
+
+def test_ticked_actions_are_accepted_together_one_commit_each(client, vault):
+    from hafiza.vault.review import Review
+
+    for name in ("one", "two", "three"):
+        vault.remember(f"{name} is an old note", id=name)
+    rv = Review(vault, actor="curator")
+    branch = rv.start("curate")
+    for name in ("one", "two", "three"):
+        rv.propose(branch, _archive(vault, name))
+    client.get("/review")
+    head = last_commit(vault.root, "%H").strip()
+    client.post("/review/decide", [("branch", branch), ("only", "1"), ("only", "3"), ("decision", "accept")])
+    log = subprocess.run(["git", "-C", str(vault.root), "log", "--format=%s", f"{head}..HEAD"], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert log == ["hafiza: archive three", "hafiza: archive one"]
+    _, page = client.get("/review")
+    assert page.count('class="action open"') == 1 and "#2 archive" in page
+
+
+def test_a_related_pair_judged_duplicate_retires_the_older(client, vault):
+    import json
+
+    vault.remember("Staging runs on port 5433", id="older-one")
+    vault.remember("Staging listens on port 5433", id="newer-one")
+    (vault.root / ".hafiza" / "related.json").write_text(json.dumps({"pairs": [
+        {"kind": "related", "memories": ["older-one", "newer-one"], "reason": "possible duplicate",
+         "evidence": "shared: staging, 5433", "confidence": 0.5, "key": "related:newer-one+older-one"}]}))
+    _, page = client.get("/review")
+    assert "possible duplicate" in page
+    client.post("/review/related", {"key": "related:newer-one+older-one", "older": "older-one",
+                                    "newer": "newer-one", "verdict": "duplicate"})
+    assert last_commit(vault.root, "%s") == "hafiza: supersede older-one with newer-one\n"
+    assert vault.get("older-one").status == "superseded"
+    rulings = (vault.root / "rulings.jsonl").read_text()
+    assert '"verdict": "duplicate"' in rulings and '"by": "ui"' in rulings
+    _, page = client.get("/review")
+    assert "possible duplicate" not in page
