@@ -12,10 +12,13 @@ USEFULNESS_MIN_SHOWN = 5  # a new memory has had no chance yet
 USEFULNESS_FLOOR = 0.5
 USED_RATE_FULL = 0.2      # used once in every five showings counts as fully useful
 TYPE_WEIGHT = {"lesson": 1.15}  # bad experiences rank higher (docs/architecture.md, memory types)
-# A small k keeps rank differences meaningful: with the customary k=60, rank 1 and rank 10
-# differ by 15% and every multiplier (decay, type) outweighs relevance (bench/recall).
-RRF_K = 5
-MEANING_WEIGHT = 0.7  # the keyword side is weighted per memory by its coverage (recall.py)
+# Fusion: a convex combination of each channel's score, normalised within the query's candidates
+# (recall.Recall._score). Reciprocal-rank fusion (k=5, meaning weighted 0.7) gave a weak channel's
+# guesses the pull of a strong channel's hits; measured 2026-12-07 (bench/recall/README.md, fusion):
+# on the tuning set recall@2 0.804 -> 0.810 (with the agent's aliases 0.873 -> 0.879), on the blind
+# conversational set (one memory per chat turn) recall@5 0.667 -> 0.686, keyword alone 0.610, meaning
+# alone 0.612. 0.7 lost paraphrases (0.333 -> 0.296), 0.5 the conversation (0.663).
+KEYWORD_SHARE = 0.6
 # Only seen when asked for (--include-inactive); a stale memory must never outrank its successor.
 STATUS_WEIGHT = {"active": 1.0, "superseded": 0.25, "archived": 0.5}
 # A memory whose claims stopped being true (a path the curator found gone, a probe that failed) stays
@@ -47,6 +50,6 @@ def type_weight(kind: str) -> float:
     return TYPE_WEIGHT.get(kind, 1.0)
 
 
-def rrf(rank: int | None, weight: float = 1.0, k: int = RRF_K) -> float:
-    """Reciprocal-rank contribution of a 1-based rank (0 when the channel did not return it)."""
-    return weight / (k + rank) if rank else 0.0
+def fuse(keyword: float, meaning: float, share: float = KEYWORD_SHARE) -> float:
+    """The hybrid relevance of two channel scores, each already normalised to 0..1 within the query."""
+    return share * keyword + (1 - share) * meaning

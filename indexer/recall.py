@@ -1,11 +1,13 @@
-"""Recall: the keyword and meaning channels, fused by rank, times decay, usefulness and status.
+"""Recall: the keyword and meaning channels, fused by score, times decay, usefulness and status.
 
 Measurements on TR/EN recall sets (docs/architecture.md, what the design
 measurements showed) showed that equal-weight
 reciprocal-rank fusion loses most paraphrase hits: keyword false positives
 that match only common words outrank what only the meaning channel found.
-So each keyword candidate's fusion weight is its *coverage*: the share of
-the query's IDF mass that its matched terms carry. The fused score says
+So each keyword candidate's score is weighted by its *coverage*: the share of
+the query's IDF mass that its matched terms carry, and the channels are
+fused by a convex combination of their normalised scores (rank.fuse), which
+never fell below the better channel where rank fusion did. The fused score says
 nothing about relevance, so silence is decided on calibrated per-channel
 evidence instead: coverage and IDF for keywords, cosine for meaning.
 """
@@ -43,6 +45,9 @@ MAX_QUERY_CHARS = 8000
 # A word in more than this share of all memories ("deploy" in a deploy-heavy vault) adds cost and almost
 # no evidence; such words are left out unless nothing else is left (_uncommon). Set by hand.
 COMMON = 0.2
+# The least range of cosines fusion normalises over (_normalisers): the gathered 50 span more than this
+# on every set measured (the figures did not move), a handful of candidates may not.
+COSINE_SPAN = 0.2
 
 
 class Floor(NamedTuple):
@@ -348,14 +353,16 @@ class Recall:
         rank.MOST (a hybrid search at 100,000 memories has ~100 candidates, ~3 ms of factors).
         """
         ranked = []
+        keyword, meaning = _normalisers(cands.values())
         for mem_id, c in cands.items():
             if mem_id in exclude:
                 continue
             if mode == "keyword":
                 relevance = c.bm25
+            elif mode == "meaning":
+                relevance = c.cosine
             else:
-                relevance = (rank.rrf(c.keyword_rank, c.coverage or 0.0)
-                             + rank.rrf(c.meaning_rank, rank.MEANING_WEIGHT))
+                relevance = rank.fuse(keyword(c), meaning(c))
             parts = c.parts()
             if floor is None or relevant(parts, mode, floor):
                 ranked.append((relevance, mem_id, parts, c.doc))
@@ -369,7 +376,42 @@ class Recall:
             parts.update(factors(doc, pending, today))
             score = relevance * parts["strength"] * parts["usefulness"] * parts["type_weight"] * parts["status"]
             insort(hits, Scored(score, mem_id, parts, doc), key=lambda h: (-h.score, h.id))
-        return hits[:limit]
+        return _successors_first(hits[:limit])
+
+
+def _successors_first(hits: list[Scored]) -> list[Scored]:
+    """A superseded memory shown with its successor (include_inactive) ranks just below it, whatever the
+    words: a prompt naming the old value ("npm ci") matches the old version best (rank.STATUS_WEIGHT alone
+    let it win where the fused scores were far apart)."""
+    score = {h.id: h.score for h in hits}
+    moved = False
+    for i, h in enumerate(hits):
+        after = h.doc.get("superseded_by") if h.doc["status"] != "active" else None
+        if after in score and h.score >= score[after]:
+            hits[i] = h._replace(score=score[after] * 0.999)
+            moved = True
+    return sorted(hits, key=lambda h: (-h.score, h.id)) if moved else hits
+
+
+def _normalisers(cands):
+    """Each channel's score of a candidate as 0..1 within this query's candidates: BM25 over the best BM25,
+    times the coverage (the share of the query's IDF the memory holds: keyword noise that matches only
+    common words counts little, docs/architecture.md, what the design measurements showed); the cosine
+    over the range from the lowest gathered to the highest, a range of at least COSINE_SPAN (with a few
+    candidates of nearly equal cosine, the lowest would otherwise count as nothing at all)."""
+    cands = list(cands)
+    top = max((c.bm25 for c in cands if c.bm25), default=0.0) or 1.0
+    cosines = [c.cosine for c in cands if c.cosine is not None]
+    high = max(cosines, default=1.0)
+    low = min(min(cosines, default=0.0), high - COSINE_SPAN)
+
+    def keyword(c) -> float:
+        return (c.bm25 or 0.0) / top * (c.coverage or 0.0)
+
+    def meaning(c) -> float:
+        return 0.0 if c.cosine is None else (c.cosine - low) / (high - low)
+
+    return keyword, meaning
 
 
 def apply_floor(hits: list, mode: str, floor: Floor) -> list:
