@@ -141,7 +141,7 @@ def test_alias_words_count_by_how_much_of_the_phrase_the_prompt_says():
     from hafiza.indexer.search import alias_weights, query_terms
 
     phrases = [frozenset(query_terms(a)) for a in ("don't commit env", "environment file", "gizli anahtarlar")]
-    assert alias_weights(phrases, set(query_terms("don't change that file"))) == {"don": 1 / 3, "file": 0.5}
+    assert alias_weights(phrases, set(query_terms("don't commit that file"))) == {"commit": 0.5, "file": 0.5}
     assert alias_weights(phrases, set(query_terms("gizli anahtarlar nerede"))) == {"gizli": 1.0, "anahtarlar": 1.0}
 
 
@@ -475,3 +475,20 @@ def test_a_search_while_the_vectors_are_first_built_says_so(vault):
         os.close(held)
     assert Recall(vault.root, HashEmbedder(), notice=said.append).vectors() is None
     assert "being built in the background" in said[0] and "no vectors yet" in said[1]
+
+
+def test_clauses_of_chitchat_around_a_subject_are_left_out_of_its_meaning():
+    from hafiza.indexer.recall import _subject_clauses
+
+    assert _subject_clauses("tamam. vault adresi neydi bizim") == "vault adresi neydi bizim"
+    assert _subject_clauses("thanks! how do i get a wireguard config?") == "how do i get a wireguard config?"
+    assert _subject_clauses("ok, thanks") == "ok, thanks"  # nothing but chit-chat: left as it is (and silent)
+    assert _subject_clauses("deploy staging, then prod") == "deploy staging, then prod"
+
+
+def test_general_stop_words_are_stored_folded_and_leave_subjects_informative():
+    from hafiza.indexer.stopwords import _GENERAL, informative
+    from hafiza.vault.text import fold_text
+
+    assert all(fold_text(w) == w for w in _GENERAL)
+    assert informative(["hangisi", "anyway", "test", "index", "deploy"]) == ["test", "index", "deploy"]

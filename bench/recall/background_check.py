@@ -26,6 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BACKGROUND = HERE.parent.parent / "indexer" / "data" / "background.txt"
+CHITCHAT = BACKGROUND.with_name("chitchat.txt")  # the blind chit-chat added in issue 34
 SETS = ("prompts.jsonl", "heldout.jsonl")
 
 
@@ -78,7 +79,7 @@ def load_sets(names) -> list[dict]:
 
 
 def background() -> list[tuple[int, str]]:
-    lines = BACKGROUND.read_text(encoding="utf-8").splitlines()
+    lines = BACKGROUND.read_text(encoding="utf-8").splitlines() + CHITCHAT.read_text(encoding="utf-8").splitlines()
     return [(n, s.strip()) for n, s in enumerate(lines, 1) if s.strip() and not s.startswith("#")]
 
 
