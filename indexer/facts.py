@@ -23,6 +23,7 @@ def documents(note: facts.Note, digest: str) -> list[dict]:
     """The index fields of each current attribute of `note` (see indexer/index.py `document`)."""
     from .index import SNIPPET_CHARS
     from .search import query_terms
+    from .text import prefixes
 
     out = []
     today = dt.date.today()
@@ -43,6 +44,7 @@ def documents(note: facts.Note, digest: str) -> list[dict]:
             "alias_terms": [terms for terms in map(query_terms, aliases) if terms],
             "tags": note.kind or "",
             "body": body,
+            "prefixes": prefixes(" ".join((note.entity, attribute.name, " ".join(aliases), body))),
             "type": "fact",
             "scope": note.scope,
             "status": "active",

@@ -3,12 +3,16 @@
 Whoosh is imported only when a schema is built: a writer reads the constants and never loads it.
 """
 
-SCHEMA_VERSION = 5  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
-                    # 4: a title made from the text is stored, not indexed, 5: the manifest in SQLite, with a catalog)
+SCHEMA_VERSION = 6  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
+                    # 4: a title made from the text is stored, not indexed, 5: the manifest in SQLite, with a catalog,
+                    # 6: the prefixes field, and alias_terms without the general stop words)
 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.
-FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0}
-INDEX_ONLY = ("body",)  # the fields indexed but not stored (see schema); every other field is stored
+# `prefixes`: each longer word of the memory cut to its first PREFIX letters, so that a Turkish word with another
+# ending ("veritabanını", "portunu") still meets the memory's form, below every exact field (text.prefix).
+FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0, "prefixes": 0.5}
+PREFIXES = "prefixes"
+INDEX_ONLY = ("body", "prefixes")  # the fields indexed but not stored (see schema); every other field is stored
 ALIAS_SEPARATOR = " | "  # between a memory's aliases in the stored field
 TAG_SEPARATOR = ", "     # between its tags
 
@@ -31,6 +35,7 @@ def schema():
         alias_terms=STORED,  # each alias's query terms, for weighing alias-only matches (search.alias_weights)
         tags=TEXT(analyzer=text, stored=True, phrase=False),
         body=TEXT(analyzer=text, phrase=False),  # INDEX_ONLY
+        prefixes=TEXT(analyzer=text, phrase=False),  # INDEX_ONLY: text.prefixes of the fields above
         type=ID(stored=True),
         scope=ID(stored=True),
         status=ID(stored=True),

@@ -48,3 +48,20 @@ def terms(text: str) -> list[str]:
         if _SPLIT.search(word):
             out += [part for part in _SPLIT.split(word) if len(part) > 1 or part.isdigit()]
     return out
+
+
+# Turkish adds its endings to a word ("veritabanı", "veritabanını", "veritabanından"); stemming is off, since a
+# wrong root is worse than none (docs/architecture.md), but retrieval studies on Turkish found the first 5
+# letters of a word about as good as a lemmatizer. Words of letters only and longer than this are also
+# indexed cut to it, in a field weighed below the exact ones (schema.FIELD_BOOSTS).
+PREFIX = 5  # 6: tuning recall@2 0.827 against 0.833; Turkish prompts 0.797 against 0.812
+
+
+def prefix(word: str) -> str | None:
+    """The first PREFIX letters of a longer word of letters only; None for any other word."""
+    return word[:PREFIX] if len(word) > PREFIX and word.isalpha() else None
+
+
+def prefixes(text: str) -> str:
+    """The prefixes of `text`'s words, as the text indexed in the prefixes field."""
+    return " ".join(p for p in map(prefix, terms(text)) if p)

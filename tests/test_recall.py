@@ -228,9 +228,11 @@ def _whoosh_ranking(view, words, limit=50):
     from whoosh import scoring
     from whoosh.query import Or, Term
 
-    from hafiza.indexer.schema import FIELD_BOOSTS
+    from hafiza.indexer.schema import FIELD_BOOSTS, PREFIXES
+    from hafiza.indexer.text import prefix
 
-    query = Or([Term(f, w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()])
+    query = Or([Term(f, prefix(w) if f == PREFIXES else w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()
+                if f != PREFIXES or prefix(w)])
     with view.ix.searcher(weighting=scoring.BM25F()) as searcher:
         return [(hit.docnum, hit.score) for hit in searcher.search(query, limit=limit)]
 
@@ -492,3 +494,13 @@ def test_general_stop_words_are_stored_folded_and_leave_subjects_informative():
 
     assert all(fold_text(w) == w for w in _GENERAL)
     assert informative(["hangisi", "anyway", "test", "index", "deploy"]) == ["test", "index", "deploy"]
+
+
+def test_a_turkish_ending_finds_the_memory_through_its_prefix_below_the_exact_form(vault):
+    vault.import_many([{"id": "stg-db", "title": "Staging veritabanı portu", "text": "Staging veritabanı 5433 portunda."},
+                       {"id": "prod-db", "title": "Production database", "text": "Prod veritabanını yedekle."}]
+                      + FILLER, source="test")
+    hits = Recall(vault.root).search("staging veritabanına nasıl bağlanırım", mode="keyword", all_scopes=True)
+    assert hits[0].id == "stg-db" and hits[0].parts["idf"] > 0
+    exact = Recall(vault.root).search("veritabanını yedekle", mode="keyword", all_scopes=True)
+    assert exact[0].id == "prod-db"  # the form itself outranks another form of it

@@ -15,8 +15,9 @@ import pytest
 
 from hafiza.indexer import impact, topk
 from hafiza.indexer.index import Index
-from hafiza.indexer.schema import FIELD_BOOSTS
-from hafiza.indexer.search import GATHER, K1, B, View, keyword_channel, query_terms, visible
+from hafiza.indexer.schema import FIELD_BOOSTS, PREFIXES
+from hafiza.indexer.search import EXACT_FIELDS, GATHER, K1, B, View, keyword_channel, query_terms, visible
+from hafiza.indexer.text import prefix
 from hafiza.vault.store import Vault
 
 WORDS = ("deploy staging postgres redis pnpm docker kafka nginx terraform helm grafana sentry billing "
@@ -107,11 +108,12 @@ def exhaustive(view: View, docs: dict, words, limit, project=None, all_scopes=Fa
     total: dict[int, float] = {}
     for word in words:
         for field, boost in FIELD_BOOSTS.items():
-            if (field, word) not in reader:
+            key = prefix(word) if field == PREFIXES else word  # the prefixes field holds words cut short
+            if not key or (field, key) not in reader:
                 continue
-            idf = math.log(count / (reader.doc_frequency(field, word) + 1)) + 1
+            idf = math.log(count / (reader.doc_frequency(field, key) + 1)) + 1
             avgfl = reader.field_length(field) / (count or 1) or 1
-            postings = reader.postings(field, word)
+            postings = reader.postings(field, key)
             while postings.is_active():
                 docnum, tf = postings.id(), postings.weight()
                 fl = reader.doc_field_length(docnum, field) or 1
@@ -142,7 +144,8 @@ def _differences(ix, queries, limits=(GATHER, 5, 1), dense=False):
             wrong.append((words, scope, limit))
         for doc, _, matched in found:  # every word it holds is reported; in full where not only an alias has it
             docnum = numbers[doc["id"]]
-            assert set(matched) == {w for w in words + also if any(docnum in holders(f, w) for f in FIELD_BOOSTS)}
+            assert set(matched) == {w for w in words + also if any(docnum in holders(f, w) for f in EXACT_FIELDS)
+                                    or w in words and prefix(w) and docnum in holders(PREFIXES, prefix(w))}
             assert all(matched[w] == 1.0 for w in matched
                        if any(docnum in holders(f, w) for f in ("title", "tags", "body")))
     return wrong
