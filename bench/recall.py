@@ -64,6 +64,10 @@ MODES = ("keyword", "meaning", "hybrid")
 HELD_OUT = "heldout.jsonl"
 
 
+FLOOR_IN_SEARCH = None  # hafiza.indexer.recall.FLOOR, set in main (imported after the code under test is chosen)
+MEMORIES = "memories.jsonl"  # --memories: another set's own memories (bench/recall/r34/memories.jsonl)
+
+
 def load(name: str) -> list[dict]:
     return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -74,7 +78,7 @@ def build_vault(root: Path, embedder, aliases: dict[str, list[str]] | None = Non
     from hafiza.indexer.refresh import refresh_all
     from hafiza.vault.store import Vault
 
-    memories = load("memories.jsonl")
+    memories = load(MEMORIES)
     for m in memories:
         m["aliases"] = [*m.get("aliases", []), *(aliases or {}).get(m["id"], [])]
         if unlinked:
@@ -91,7 +95,7 @@ def agent_aliases() -> dict[str, list[str]]:
 
 def successions(prompts: list[dict]) -> dict[str, tuple[set, set]]:
     """Per prompt that expects a memory which supersedes others: (the new ids, the old ids)."""
-    supersedes = {m["id"]: set(m.get("supersedes") or ()) for m in load("memories.jsonl")}
+    supersedes = {m["id"]: set(m.get("supersedes") or ()) for m in load(MEMORIES)}
     out = {}
     for p in prompts:
         new = {x for x in p["expect"] if supersedes.get(x)}
@@ -126,8 +130,14 @@ def rank_all(embedder, prompts: list[dict], aliases=None) -> dict:
 
 
 def search(recall, p: dict, mode: str, include_inactive: bool = False) -> list:
+    """A prompt's hits; its `history` (the user's turns before it, oldest first) is the hook's recent turns,
+    its `project` the project of the folder the hook was called from. Such a prompt is searched with the floor
+    (the hook's second query for a short prompt runs only when the floor left nothing: Recall._implicit);
+    every other prompt without it, so many floors cost one search."""
+    situated = bool(p.get("history") or p.get("project"))
     return recall.search(p["query"], limit=50, mode=mode, all_scopes=True, include_inactive=include_inactive,
-                         today=TODAY, sync=False)
+                         today=TODAY, sync=False, context=" ".join((p.get("history") or [])[-2:]),
+                         project=p.get("project"), floor=FLOOR_IN_SEARCH if situated else None)
 
 
 def candidates(recall, prompts: list[dict], mode: str, include_inactive: bool = False) -> dict[str, list]:
@@ -158,7 +168,7 @@ def evaluate(prompts, ranked: dict[str, list], mode: str, floor) -> dict:
 
 def score_prompt(p: dict, ids: list[str]) -> dict:
     expect = p["expect"]
-    row = {"kind": p["kind"], "empty": not ids, "answerable": bool(expect)}
+    row = {"kind": p["kind"], "empty": not ids, "answerable": bool(expect), "lang": p.get("lang")}
     if expect:
         for k in KS:
             row[f"recall@{k}"] = len(set(ids[:k]) & set(expect)) / len(expect)
@@ -239,7 +249,9 @@ def summarise(rows: list[dict]) -> dict:
         return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
 
     kinds = sorted({r["kind"] for r in rows})
-    return {"overall": block(rows), **{kind: block([r for r in rows if r["kind"] == kind]) for kind in kinds}}
+    langs = sorted({r["lang"] for r in rows if r.get("lang")})
+    return {"overall": block(rows), **{kind: block([r for r in rows if r["kind"] == kind]) for kind in kinds},
+            **{f"lang {lang}": block([r for r in rows if r.get("lang") == lang]) for lang in langs}}
 
 
 def calibrate(prompts, ranked, mode, verbose=False):
@@ -265,15 +277,17 @@ def calibrate(prompts, ranked, mode, verbose=False):
 
 def results_of(sets: dict[str, list[dict]], found: dict, floor) -> dict:
     """Every table of one vault (as written, or with aliases): per set and mode, and the tuning set's analyses."""
-    tuning, ranked = sets["tuning"], found["ranked"]
-    dev = [p for p in tuning if int(p["id"].lstrip("p")) % 2 == 0]
-    test = [p for p in tuning if int(p["id"].lstrip("p")) % 2 == 1]
-    results = {mode: evaluate(tuning, ranked[mode], mode, floor) for mode in MODES}
-    results["hybrid, unfloored"] = evaluate(tuning, ranked["hybrid"], "hybrid", None)
-    results["meaning, unfloored"] = evaluate(tuning, ranked["meaning"], "meaning", None)
-    results["either channel's top k, unfloored"] = ceiling(tuning, ranked)
-    results["hybrid, dev half"] = evaluate(dev, ranked["hybrid"], "hybrid", floor)
-    results["hybrid, test half"] = evaluate(test, ranked["hybrid"], "hybrid", floor)
+    ranked, results = found["ranked"], {}
+    if "tuning" in sets:
+        tuning = sets["tuning"]
+        dev = [p for p in tuning if int(p["id"].lstrip("p")) % 2 == 0]
+        test = [p for p in tuning if int(p["id"].lstrip("p")) % 2 == 1]
+        results = {mode: evaluate(tuning, ranked[mode], mode, floor) for mode in MODES}
+        results["hybrid, unfloored"] = evaluate(tuning, ranked["hybrid"], "hybrid", None)
+        results["meaning, unfloored"] = evaluate(tuning, ranked["meaning"], "meaning", None)
+        results["either channel's top k, unfloored"] = ceiling(tuning, ranked)
+        results["hybrid, dev half"] = evaluate(dev, ranked["hybrid"], "hybrid", floor)
+        results["hybrid, test half"] = evaluate(test, ranked["hybrid"], "hybrid", floor)
     for name, prompts in sets.items():
         if name != "tuning":
             for mode in MODES:
@@ -359,7 +373,14 @@ def main() -> int:
     ap.add_argument("--worktree-background", action="store_true",
                     help="with --commit: use the working tree's indexer/data/background.txt")
     ap.add_argument("--save", action="store_true", help="write results under bench/results/")
+    ap.add_argument("--memories", default="memories.jsonl",
+                    help="the memories file in bench/recall/ (default memories.jsonl; a set with its own, such as "
+                         "r34/memories.jsonl, runs alone: --memories r34/memories.jsonl --set r34/prompts.jsonl "
+                         "--only-sets)")
+    ap.add_argument("--only-sets", action="store_true", help="only the --set files, not the tuning and held-out sets")
+    ap.add_argument("--name", default="recall", help="results file name (bench/results/NAME-DATE.*)")
     args = ap.parse_args()
+    globals()["MEMORIES"] = args.memories
     sys.path.insert(0, str(HERE))
     code = code_under_test(args.commit, BACKGROUND if args.worktree_background else None)
     os.environ["HAFIZA_EMBEDDER"] = args.embedder
@@ -368,17 +389,18 @@ def main() -> int:
     from hafiza.indexer.recall import FLOOR
 
     embedder = default_embedder()
-    sets = {"tuning": load("prompts.jsonl")}
-    if (DATA / HELD_OUT).exists():
+    globals()["FLOOR_IN_SEARCH"] = FLOOR
+    sets = {} if args.only_sets else {"tuning": load("prompts.jsonl")}
+    if (DATA / HELD_OUT).exists() and not args.only_sets:
         sets["held-out"] = load(HELD_OUT)
     for name in args.set:
-        sets[Path(name).stem] = load(name)
+        sets[name.replace("/", "-").removesuffix(".jsonl")] = load(name)
     everything = [p for prompts in sets.values() for p in prompts]
     found = rank_all(embedder, everything)
-    dev = [p for p in sets["tuning"] if int(p["id"].lstrip("p")) % 2 == 0]
+    dev = [p for p in sets.get("tuning", []) if int(p["id"].lstrip("p")) % 2 == 0]
     floor = calibrate(dev, found["ranked"]["hybrid"], "hybrid", verbose=True) if args.calibrate else FLOOR
     written = results_of(sets, found, floor)
-    known = {m["id"] for m in load("memories.jsonl")}
+    known = {m["id"] for m in load(MEMORIES)}
     report = {"date": TODAY.isoformat(), "run": dt.datetime.now().isoformat(timespec="seconds"), "code": code,
               "background": {"sentences": len(background.sentences()),
                              "sha256": hashlib.sha256(Path(background.DATA).read_bytes()).hexdigest()[:16]},
@@ -394,7 +416,7 @@ def main() -> int:
             f"ms/query after a warm-up (median, p95) {found['ms_per_query']}\n"
             + (f"expected ids not in memories.jsonl: {report['unknown_expected_ids']}\n" if report["unknown_expected_ids"] else ""))
     text = ("\n## The memories as written" + stale_table(written["stale_over_successor"]) + table(written["results"]))
-    aliases = agent_aliases()
+    aliases = agent_aliases() if MEMORIES == "memories.jsonl" else {}  # written for the tuning memories
     if aliases:
         found = rank_all(embedder, everything, aliases)
         report["with_aliases"] = {"memories_with_aliases": len(aliases), "phrases": sum(map(len, aliases.values())),
@@ -408,7 +430,7 @@ def main() -> int:
             + "\n" + text)
     print(text)
     if args.save:
-        out = HERE / "results" / f"recall-{dt.date.today().isoformat()}"
+        out = HERE / "results" / f"{args.name}-{dt.date.today().isoformat()}"
         out.with_suffix(".json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
         out.with_suffix(".md").write_text(f"# Recall evaluation, {dt.date.today()}\n\n{text}\n")
         print(f"\nsaved {out}.json and .md")

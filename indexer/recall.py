@@ -40,6 +40,11 @@ CONTEXT_BOOST = 0.3
 # (a 2,000-character turn took ~350 ms at 5,000 memories). The rarest words carry the subject.
 MAX_TERMS = 16
 MAX_CONTEXT_TERMS = 8   # half of MAX_TERMS: the recent turns only sharpen what the prompt asks
+# A prompt of at most this many informative words that finds nothing is searched again with the recent turns
+# and the project's name (Recall._implicit), its hits weighed by IMPLICIT_WEIGHT and only among the memories
+# the prompt's own words match. Set by hand (issue 34, lever 2).
+SHORT_PROMPT_TERMS = 5
+IMPLICIT_WEIGHT = 0.5
 # USE averages over its tokens, so a long paste embeds as the average of everything in it: the start and
 # end of a prompt (where people put the question) are embedded, ~1,000 characters, a long paragraph.
 MAX_EMBED_CHARS = 1000
@@ -199,6 +204,14 @@ class Recall:
             return self._search(q)
 
     def _search(self, q: Query) -> list[Hit]:
+        scored = self._scored(q)
+        if not scored and q.floor is not None and (q.context or q.scope.project):
+            scored = self._implicit(q)
+        # Hits are made for the few returned only: a warm View reads their title, snippet and the like
+        # from the index (indexer/columns.py), ~45 us each at 100,000 memories.
+        return [to_hit(s.doc, s.score, s.parts) for s in scored]
+
+    def _scored(self, q: Query) -> list[Scored]:
         view = self.view(q.sync)
         words = query_terms(_head_and_tail(q.text, MAX_QUERY_CHARS))
         extra = [w for w in query_terms(_head_and_tail(q.context, MAX_QUERY_CHARS)) if w not in words] \
@@ -209,10 +222,25 @@ class Recall:
         if q.mode != "keyword":
             self._meaning(view, q.text, q.scope, cands)
         scored = self._score(cands, q.mode, q.today, q.exclude, q.floor, q.limit)
-        scored = apply_floor(scored, q.mode, q.floor) if q.floor else scored
-        # Hits are made for the few returned only: a warm View reads their title, snippet and the like
-        # from the index (indexer/columns.py), ~45 us each at 100,000 memories.
-        return [to_hit(s.doc, s.score, s.parts) for s in scored]
+        return apply_floor(scored, q.mode, q.floor) if q.floor else scored
+
+    def _implicit(self, q: Query) -> list[Scored]:
+        """A short prompt whose subject is implicit ("write a commit message for this change") that found
+        nothing on its own: the prompt with the recent turns and the project's name, as a weaker second query.
+        A memory counts only when the prompt's own words match it (or another form of them): the turns
+        sharpen, they never bring a subject the prompt does not touch. Also counting the prompt's nearest by
+        meaning let "thanks, that fixed it" after a question about a lockfile recall it (issue 34, lever 2)."""
+        words = query_terms(q.text)
+        if not words or len(words) > SHORT_PROMPT_TERMS:
+            return []
+        own = {s.id for s in self._scored(q._replace(floor=None, limit=GATHER, mode="keyword"))}
+        if not own:
+            return []
+        project = (q.scope.project or "").replace("-", " ").replace("_", " ")
+        wider = q._replace(text=" ".join(part for part in (q.text, q.context[-MAX_EMBED_CHARS:], project) if part),
+                           context="")
+        return [s._replace(score=s.score * IMPLICIT_WEIGHT, parts={**s.parts, "implicit": True})
+                for s in self._scored(wider) if s.id in own]
 
     def view(self, sync: bool = True) -> View:
         """The open reader on the current index, kept while the index object stays the same."""

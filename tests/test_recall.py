@@ -504,3 +504,21 @@ def test_a_turkish_ending_finds_the_memory_through_its_prefix_below_the_exact_fo
     assert hits[0].id == "stg-db" and hits[0].parts["idf"] > 0
     exact = Recall(vault.root).search("veritabanını yedekle", mode="keyword", all_scopes=True)
     assert exact[0].id == "prod-db"  # the form itself outranks another form of it
+
+
+def test_a_short_prompt_is_searched_again_with_the_recent_turns_but_chitchat_stays_silent(vault):
+    vault.import_many([{"id": "commits", "title": "Commit messages", "text": "Conventional commit messages with the "
+                        "Jira key, e.g. fix(trips): KZY-412 null export."},
+                       {"id": "lockfile", "title": "Outdated pnpm lockfile", "text": "CI fails on an outdated pnpm "
+                        "lockfile: run pnpm install and commit it."}] + FILLER, source="test")
+    recall = Recall(vault.root)
+    alone = recall.search("write the messages", mode="keyword", all_scopes=True, floor=FLOOR)
+    assert alone == []  # one word of the memory: not enough evidence on its own
+    hits = recall.search("write the messages", mode="keyword", all_scopes=True, floor=FLOOR,
+                         context="I fixed the null export in trips, KZY-412, jira ticket")
+    assert [h.id for h in hits] == ["commits"]  # the turns' words count where the prompt's found it
+    hits = recall.search("write the messages", mode="keyword", all_scopes=True, floor=FLOOR, project="jira-trips")
+    assert [h.id for h in hits] == ["commits"] and hits[0].parts["implicit"]  # the project's name, a second query
+    thanks = recall.search("thanks, that sorted it", mode="keyword", all_scopes=True, floor=FLOOR,
+                           context="CI fails on an outdated pnpm lockfile, what do I do?")
+    assert thanks == []
