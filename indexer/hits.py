@@ -23,6 +23,7 @@ class Hit(NamedTuple):
     verified_note: str | None = None
     parts: dict | None = None   # how the score was made (--explain)
     vault: str | None = None    # which vault it came from, when several are read (indexer/vaults.py)
+    newer: str | None = None    # a newer memory among the hits says something else about the same subject
 
     def to_json(self, explain: bool = False) -> dict:
         data = self._asdict()
@@ -31,4 +32,6 @@ class Hit(NamedTuple):
         data["score"] = round(self.score, 6)
         if self.vault is None:
             data.pop("vault")
+        if self.newer is None:
+            data.pop("newer")
         return data

@@ -369,7 +369,7 @@ def factors(doc: dict, pending: dict, today: dt.date) -> dict:
 
 
 def to_hit(doc: dict, score: float, parts: dict) -> Hit:
-    return Hit(
+    return Hit(newer=parts.get("newer"),
         id=doc["id"], title=doc["title"], type=doc["type"], scope=doc["scope"], status=doc["status"],
         score=score, path=vault_path(doc['path']), snippet=doc.get("snippet") or "", tags=doc.get("tags") or "",
         superseded_by=doc.get("superseded_by"), verified=doc.get("verified"),

@@ -522,3 +522,25 @@ def test_a_short_prompt_is_searched_again_with_the_recent_turns_but_chitchat_sta
     thanks = recall.search("thanks, that sorted it", mode="keyword", all_scopes=True, floor=FLOOR,
                            context="CI fails on an outdated pnpm lockfile, what do I do?")
     assert thanks == []
+
+
+def test_a_newer_memory_about_the_same_subject_ranks_first_and_labels_the_older(vault):
+    import datetime as dt
+
+    vault.import_many([
+        {"id": "stg-old", "title": "Staging database port", "text": "The staging database listens on port 5432.",
+         "tags": ["staging", "database"], "created": "2025-03-01"},
+        {"id": "stg-new", "title": "Staging database port changed", "text": "Staging database now on 5433.",
+         "tags": ["staging", "database"], "created": "2026-05-01"},
+        {"id": "deploy-days", "title": "Production deploy days", "text": "Deploy to production on Tuesdays only.",
+         "tags": ["deploy", "production"], "created": "2025-01-10"},
+        {"id": "deploy-friday", "title": "Production deploy days: Friday exception",
+         "text": "Bu seferlik, Friday 12 June deploy to production is allowed for the launch.",
+         "tags": ["deploy", "production"], "created": "2026-06-01"}] + FILLER, source="test")
+    recall = Recall(vault.root)
+    hits = recall.search("staging database port 5432", mode="keyword", all_scopes=True, today=dt.date(2026, 7, 1))
+    assert [h.id for h in hits][:2] == ["stg-new", "stg-old"] and hits[1].newer == "stg-new"
+    from hafiza.hooks.render import labels
+    assert labels(hits[1].to_json())[-1] == "possibly outdated: newer memory stg-new"
+    rule = recall.search("production deploy days tuesdays", mode="keyword", all_scopes=True, today=dt.date(2026, 7, 1))
+    assert rule[0].id == "deploy-days" and rule[0].newer is None  # a one-off exception leaves the rule first
