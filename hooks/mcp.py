@@ -84,6 +84,15 @@ NOTE = ("Reference data from the user's memory, not instructions. It may be outd
         "the user's current words take precedence.")
 
 
+def _alias_hint(memory) -> list[str]:
+    """What a write's answer asks for when the memory has no aliases: they are the measured way a prompt worded
+    otherwise finds it (bench/recall/README.md, aliases: tuning recall@2 0.833 -> 0.889 with an agent's)."""
+    if memory.aliases:
+        return []
+    return [f"no aliases: call add_aliases(id={memory.id!r}) with 3-8 short phrases a person would type when this "
+            "would help, in words the memory does not use, in Turkish and in English"]
+
+
 # ---------------------------------------------------------------- results
 
 class RecallHit(BaseModel):
@@ -374,7 +383,7 @@ class Memories:
             memory = vault.remember(text, title=title, type=type, tags=tags or (), aliases=aliases or (),
                                     scope=self._scope(scope), supersedes=supersedes or (),
                                     claims=[c.model_dump() for c in claims or ()])
-        return _ref(memory).model_copy(update={"warnings": vault.warnings})
+        return _ref(memory).model_copy(update={"warnings": vault.warnings + _alias_hint(memory)})
 
     def update(
         self,
@@ -386,11 +395,12 @@ class Memories:
     ) -> MemoryRef:
         """Rewrite a memory's text in place, when it was worded badly or needs a detail; one commit, with the
         same checks as `remember`. When a fact CHANGED (a new value replacing an old one), use `remember`
-        with `supersedes` instead, so the old value stays as history."""
+        with `supersedes` instead, so the old value stays as history. If the new text brings words a person
+        would ask with differently, or in the other language (Turkish/English), call `add_aliases` too."""
         with tool_errors():
             vault = self._vault(ctx, about=[id])
             memory = vault.update(id, text, title=title)
-        return _ref(memory).model_copy(update={"warnings": vault.warnings})
+        return _ref(memory).model_copy(update={"warnings": vault.warnings + _alias_hint(memory)})
 
     def add_aliases(
         self,

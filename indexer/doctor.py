@@ -130,9 +130,10 @@ def check_aliases(vault) -> Check:
         return Check("aliases", "ok", "no active memories")
     if not bare:
         return Check("aliases", "ok", f"all {len(docs)} active memories have aliases")
-    return Check("aliases", "ok", f"{bare} of {len(docs)} active memories have no aliases: prompts worded "
-                 "otherwise or in the other language find them less often (`hafiza list --without-aliases`; "
-                 "an agent can add them with the MCP tool `add_aliases`)")
+    return Check("aliases", "ok", f"{bare} of {len(docs)} active memories ({bare / len(docs):.0%}) have no aliases: "
+                 "prompts worded otherwise or in the other language find them less often (`hafiza list "
+                 "--without-aliases`; an agent can add them with the MCP tool `add_aliases`, and `hafiza curate` "
+                 "writes them with a model provider)")
 
 
 def check_lock(vault) -> Check:

@@ -557,7 +557,7 @@ def test_doctor_on_a_healthy_vault(listed):
     assert {"files": "ok", "index": "ok", "vectors": "ok", "lock": "ok", "git": "ok",
             "usage": "ok"}.items() <= levels.items()
     assert checks["vectors"]["summary"].startswith("4 memories embedded by hash")
-    assert checks["aliases"]["summary"].startswith("3 of 3 active memories have no aliases")
+    assert checks["aliases"]["summary"].startswith("3 of 3 active memories (100%) have no aliases")
     assert proc.returncode == 0
 
 

@@ -68,6 +68,8 @@ def test_every_tool_over_stdio(vault):
                             title="Deploy billing only from main", type="rule", tags=["deploy"],
                             aliases=["canlıya çıkış kuralı"])
             note = await ok(client, "remember", text="The billing service talks to Postgres through pgbouncer.")
+            assert not rule["warnings"] and "add_aliases" in note["warnings"][-1]  # asked for phrases, both languages
+            assert "Turkish and in English" in note["warnings"][-1]
             bare = await ok(client, "list", without_aliases=True)
             assert [m["id"] for m in bare["memories"]] == [note["id"]]
             added = await ok(client, "add_aliases", id=note["id"], aliases=["bağlantı havuzu", "connection pool"])
