@@ -453,6 +453,8 @@ def _newer_first(hits: list[Scored]) -> list[Scored]:
                 continue
             if old.doc["status"] != "active" or new.doc["status"] != "active" or _linked(old.doc, new.doc):
                 continue
+            if old.doc.get("snippet") == new.doc.get("snippet"):
+                continue  # the same text twice says nothing else: a duplicate (the curator's duplicates pass)
             if _EXCEPTION.search(f"{new.doc.get('title') or ''} {new.doc.get('snippet') or ''}"):
                 continue
             hits[j] = new._replace(score=max(new.score, old.score * 1.001))
