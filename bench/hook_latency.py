@@ -568,7 +568,7 @@ def diagnostics(vaults: dict[str, Path], prompts: list[tuple], runs: int) -> dic
             recall.search(r["query"], limit=8, project=r["project"], floor=FLOOR, context=r["context"], sync=sync)
             ms.append((time.perf_counter() - t0) * 1000)
         out[label] = summary(ms, 2)
-    out["manifest_kb"] = round((root / ".hafiza" / "manifest.json").stat().st_size / 1024)
+    out["manifest_kb"] = round((root / ".hafiza" / "manifest.db").stat().st_size / 1024)
     return out
 
 
