@@ -160,7 +160,8 @@ def in_process(root: Path, prompts: list[dict]) -> dict[str, dict]:
     from hafiza.hooks.service import answer
     from hafiza.indexer.gate import silence_reason
     from hafiza.indexer.config import settings
-    from hafiza.indexer.recall import FLOOR, open_recall
+    from hafiza.indexer.recall import FLOOR
+    from hafiza.indexer.vaults import open_recall
 
     recall, mode = open_recall(root, embedder=settings())  # the embedder HAFIZA_EMBEDDER names, as hooks use
     recall.index.open()

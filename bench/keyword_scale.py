@@ -146,10 +146,10 @@ BUILD = r"""
 import json, sys, time
 from pathlib import Path
 from whoosh import index
-from hafiza.indexer import impact
+from hafiza.indexer import cold, impact
 ix = index.open_dir(sys.argv[1])
 t = time.perf_counter()
-written = impact.build(ix)
+written = cold.build(ix)
 took = time.perf_counter() - t
 size = sum(p.stat().st_size for p in impact.folder(ix).glob("*.imp"))
 print(json.dumps({"seconds": took, "bytes": size, "segments": written}))

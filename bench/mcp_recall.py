@@ -65,7 +65,7 @@ def build(root: Path, n: int, seed: int) -> dict:
 
 def embed(root: Path, embedder_name: str) -> float:
     """Embed every memory (off the clock of the recall timings); returns seconds."""
-    from hafiza.indexer.embed import default_embedder
+    from hafiza.indexer.config import default_embedder
     from hafiza.indexer.index import Index
     from hafiza.indexer.refresh import sync_vectors
 
@@ -82,7 +82,8 @@ def bench(root: Path, queries: list[str]) -> dict:
 
     from hafiza.hooks.mcp import create_server
     from hafiza.indexer.config import settings
-    from hafiza.indexer.recall import FLOOR, open_recall
+    from hafiza.indexer.recall import FLOOR
+    from hafiza.indexer.vaults import open_recall
 
     recall, mode = open_recall(root, embedder=settings())  # the embedder HAFIZA_EMBEDDER names, as the server uses
     mcp_ms, direct_ms, hits = [], [], []

@@ -385,7 +385,7 @@ def main() -> int:
     code = code_under_test(args.commit, BACKGROUND if args.worktree_background else None)
     os.environ["HAFIZA_EMBEDDER"] = args.embedder
     from hafiza.indexer import background
-    from hafiza.indexer.embed import default_embedder
+    from hafiza.indexer.config import default_embedder
     from hafiza.indexer.recall import FLOOR
 
     embedder = default_embedder()

@@ -180,7 +180,7 @@ def store_run(folder: Path) -> None:
 def breakdown(vault: Path) -> None:
     """Where a warm process's memory goes, step by step, as `serve` and its first full scan build it up."""
     from hafiza.indexer.config import settings
-    from hafiza.indexer.recall import open_recall
+    from hafiza.indexer.vaults import open_recall
     from hafiza.indexer.refresh import sync_vectors
 
     out = {"interpreter": self_figures()}

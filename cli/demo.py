@@ -27,7 +27,8 @@ HOOK_PROMPT = "yarın canlıya çıkacağız, hangi branch'ten deploy ediyorduk?
 
 
 def run_demo(keep: str | None, settings) -> None:
-    from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
+    from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR
+    from hafiza.indexer.vaults import open_recall
     from hafiza.indexer.refresh import writable
     from hafiza.vault.importer import read_jsonl
     from hafiza.vault.store import Vault

@@ -48,7 +48,7 @@ def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
     """Propose memories from what the user said in imported sessions (SESSIONS: ids; default: every
     session with turns not filed yet): the explicit statements, found without a model, and with a model
     provider the implicit ones it nominates and code checks. Run `hafiza sessions import` first."""
-    from hafiza.indexer.recall import open_recall
+    from hafiza.indexer.vaults import open_recall
     from hafiza.skills.capture import file_sessions
     from hafiza.skills.conversations import Conversations
 

@@ -48,7 +48,8 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
     hits = None if batch is not None or mode == "keyword" else _search_warm(root, query, mode, options, use_floor)
     wider = (lambda: _search_warm(root, query, mode, {**options, "all_scopes": True}, use_floor)) if hits else None
     if hits is None:
-        from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, open_recall
+        from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR
+        from hafiza.indexer.vaults import open_recall
 
         recall, mode = open_recall(root, mode, embedder=ctx.settings, files=True)
         if mode not in recall.modes:

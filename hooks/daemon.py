@@ -69,7 +69,7 @@ def serve(root: Path, settings) -> int:
         return 0  # another instance owns this vault
     from functools import partial
 
-    from hafiza.indexer.recall import open_recall
+    from hafiza.indexer.vaults import open_recall
 
     from .service import answer
 

@@ -221,6 +221,9 @@ def _in_process(argv: list[str], raw: bytes) -> int:
     import site
 
     site.main()  # the site-packages -S skipped: hafiza and its dependencies
+    # The one import cycle kept on purpose (tests/test_architecture.py, DELIBERATE): entry.py and wire.py use
+    # this file's socket helpers and log, and this file falls back to entry.py. Imported here, not at the top,
+    # because the thin hook must import nothing beyond the interpreter's own modules until it falls back.
     from hafiza.hooks.entry import main as in_process
 
     return in_process(argv, raw, try_warm=False)

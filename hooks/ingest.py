@@ -112,7 +112,7 @@ def main(argv: list[str]) -> int:
 
 def _capture(root: Path, conversations) -> None:
     """Propose what the user said in so many words in the sessions just read (the inbox; no model)."""
-    from hafiza.indexer.recall import open_recall
+    from hafiza.indexer.vaults import open_recall
     from hafiza.indexer.refresh import writable
     from hafiza.skills.capture import file_sessions
 

@@ -276,7 +276,7 @@ class Memories:
 
     def _reader(self):
         if self._recall is None:
-            from hafiza.indexer.recall import open_recall
+            from hafiza.indexer.vaults import open_recall
 
             self._recall, self._mode = open_recall(self.root, embedder=self.settings, teams=self.teams)
         return self._recall

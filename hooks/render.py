@@ -15,7 +15,7 @@ from hafiza.vault.text import inline
 MAX_MEMORIES = 4
 MAX_FACTS = 2
 BUDGET_CHARS = 1400   # the whole block, about 350 tokens
-# Of a memory's stored snippet (indexer.index.SNIPPET_CHARS), what its line shows: four memories with a
+# Of a memory's stored snippet (indexer.schema.SNIPPET_CHARS), what its line shows: four memories with a
 # typical head (labels, id and title: median 58 chars on bench/recall) and a snippet this long fit the
 # budget, 4 x (58 + 224) = 1,128 of the 1,235 characters left after the header and the fence.
 SHOWN_SNIPPET_CHARS = 220

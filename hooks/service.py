@@ -41,7 +41,7 @@ def answer(recall, request: dict, mode: str, profile_chars: int | None = None) -
 def cold(root: Path, request: dict, settings) -> dict:
     """The fallback when no warm process answers: in-process and keyword-only (no model load), over the
     personal vault and the team vaults the user's config lists (settings: hafiza.indexer.config.Settings)."""
-    from hafiza.indexer.recall import open_recall
+    from hafiza.indexer.vaults import open_recall
 
     recall, mode = open_recall(root, "keyword", embedder=settings, notice=lambda _: None, files=True)
     return answer(recall, request, mode, settings.profile_chars)

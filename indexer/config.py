@@ -66,3 +66,8 @@ def embedder(settings: Settings, mode: str | None = None):
     from .embed import make_embedder
 
     return make_embedder(settings.embedder, blas_threads=settings.blas_threads)
+
+
+def default_embedder():
+    """The embedder the environment names: for the edges (commands, benchmarks), not the library."""
+    return embedder(settings())

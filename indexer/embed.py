@@ -77,14 +77,6 @@ def make_embedder(choice: str, blas_threads: str | None = None) -> Embedder | No
                       field="HAFIZA_EMBEDDER")
 
 
-def default_embedder() -> Embedder | None:
-    """The embedder the environment names: for the edges (commands, benchmarks), not the library."""
-    from .config import settings
-
-    found = settings()
-    return make_embedder(found.embedder, found.blas_threads)
-
-
 # ---------------------------------------------------------------- hash embedder
 
 # İ/I/ı are mapped before lower(), which would turn İ into i + U+0307; the

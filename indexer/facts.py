@@ -12,7 +12,7 @@ import datetime as dt
 from hafiza.vault import facts
 from hafiza.vault.paths import FACT_DOC
 
-from .schema import ALIAS_SEPARATOR
+from .schema import ALIAS_SEPARATOR, SNIPPET_CHARS
 
 # A history is asked for in these words ("where was Acme previously", "Acme eskiden neredeydi"); "before" and
 # "önce" are stop words (indexer/stopwords.py), so the words that do carry the question are the note's aliases.
@@ -21,7 +21,6 @@ HISTORY_WORDS = ("previously", "formerly", "earlier", "history", "eskiden", "ön
 
 def documents(note: facts.Note, digest: str) -> list[dict]:
     """The index fields of each current attribute of `note` (see indexer/index.py `document`)."""
-    from .index import SNIPPET_CHARS
     from .search import query_terms
     from .text import prefixes
 

@@ -14,7 +14,7 @@ this document hold the word, and how much" for the few documents that need it.
 Whoosh segments never change once written (only their deletions do), so
 there is one file per segment, named by its segment id, under
 .hafiza/impact/: it cannot go stale, only missing. Each commit writes the
-files of the segments it made (a fresh process reads only files: cold.py);
+files of the segments it made (cold.build: a fresh process reads only files);
 a segment without one (a big one of an index made before them) is read from
 Whoosh into the same shape, per word, as it is asked for, and so is a small
 one in a long-lived View (MIN_DOCS). Files hold document numbers local to
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import time
 import zlib
 from array import array
 from collections import Counter
@@ -108,48 +107,6 @@ def segment_id(segment) -> str | None:
     return found.segment_id() if found is not None else None
 
 
-def build(ix, minimum: int = 1) -> list[str]:
-    """Write the files of every segment of `ix` with at least `minimum` documents that lacks them (its
-    impact file, and the stored fields a fresh process reads instead of Whoosh: indexer/cold.py), describe
-    the generation (cold.describe), and remove the files of segments that are gone; the ids of the
-    segments whose files were written.
-
-    Meant to run after each index commit (index.py): a new segment of one memory costs a few
-    milliseconds; a merge into a big one costs a walk of its postings once (~5 s at 20,000 memories,
-    ~17 s at 100,000), not one per prompt. A file that cannot be written (a full disk) is left missing:
-    that segment is then read from Whoosh, slower but the same.
-    """
-    from . import cold
-
-    where = folder(ix)
-    reader = ix.reader()
-    try:
-        leaves = [segment for segment, _ in reader.leaf_readers()]
-        wanted = {sid: s for s in leaves if s.doc_count_all() >= minimum and (sid := segment_id(s))}
-        where.mkdir(parents=True, exist_ok=True)
-        written = []
-        for sid, segment in wanted.items():
-            path, count = where / f"{sid}.imp", segment.doc_count_all()
-            found = SegmentFile.open(path, sid, count)
-            wrote = (found is None or not complete(found, segment)) and write(segment, sid, path)
-            stored = cold.Stored.open(path.with_suffix(".docs"), sid, count)
-            if stored is None or stored.hashes is None:  # missing, or of a version without the id table
-                wrote = cold.write_stored(segment, sid, path.with_suffix(".docs")) or wrote
-            if wrote:
-                written.append(sid)
-        if all(sid in wanted for sid in map(segment_id, leaves)):
-            cold.describe(reader, where)
-        live = {segment_id(s) for s in leaves}
-        for old in where.iterdir():
-            if old.suffix in (".imp", ".docs") and old.stem not in live:  # an older generation's reader falls back
-                old.unlink(missing_ok=True)
-            elif old.suffix == ".tmp" and time.time() - _mtime(old) > 3600:  # left by a build that died
-                old.unlink(missing_ok=True)
-        return written
-    finally:
-        reader.close()
-
-
 def complete(found: SegmentFile, segment) -> bool:
     """Whether an impact file holds every document its segment was written with, deleted ones included, as
     Whoosh's frequencies count them (every document has one status). One built by an earlier version from a
@@ -207,13 +164,6 @@ def write(segment, sid: str, path: Path) -> bool:
         aside.unlink(missing_ok=True)
         return False
     return True
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return time.time()
 
 
 def _walk(segment, field: str, term, lengths: list[int]) -> Postings | None:

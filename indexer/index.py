@@ -23,14 +23,13 @@ from hafiza.vault.layout import rel_name, shard_folders
 from hafiza.vault.paths import FACT_DOC, FACTS, MEMORIES, SIDECAR, WRITE_LOCK
 from hafiza.vault.text import first_line
 
-from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, TAG_SEPARATOR, schema
+from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, SNIPPET_CHARS, TAG_SEPARATOR, schema
 
 SYNCED = "synced"    # .hafiza/synced: the stamps (manifest mtime, change-log position, index generation) the index
                      # last matched
 MANIFEST = "manifest.db"
 MISNAMED = "misnamed"  # .hafiza/misnamed: the manifest's misnamed ids, with the manifest version read (_version)
 COMPACT_MIN_DOCS = 1_000  # a segment this big, mostly deleted documents, is rewritten by a full sync
-SNIPPET_CHARS = 500  # also the body start that is embedded
 DROP, ADD, UPDATE = "drop", "add", "update"  # the changes of a sync (Index._changes)
 
 
@@ -237,14 +236,14 @@ class Index:
             errors = _errors(rows)
         on_disk = self._scan()
         if not _moved(rows, on_disk):
-            from . import impact
+            from . import cold
 
             ix = self._ix = self._compacted(ix)
             # The generation as it is now: one committed since the stamps were taken moved the manifest too.
             self._in_step(stamps, errors, _generation(self.dir))
             # An index made before impact files existed gets them here, in doctor or a warm process's first
             # full sync (writes build them only for the segments they make): once, ~3 s at 20,000 memories.
-            return SyncReport(errors=errors, impact_built=len(impact.build(ix)))
+            return SyncReport(errors=errors, impact_built=len(cold.build(ix)))
         with try_locked(self.lock_path) as got:
             if not got:  # someone else is writing the same changes; search what is there
                 return SyncReport(skipped=True, errors=errors)
@@ -262,7 +261,7 @@ class Index:
     def _compacted(self, ix):
         """`ix` with its segments that are mostly deleted documents rewritten without them, under the
         index lock (left as it is when another process holds the lock). The caller builds the new
-        segment's files for the cold path (impact.build).
+        segment's files for the cold path (cold.build).
 
         Whoosh merges only small segments, so a big one keeps every version a change replaced: each
         edit, usage fold or re-index leaves one behind. A search then skips them all, one by one: at
@@ -314,10 +313,10 @@ class Index:
             else:
                 writer.update_document(**value)
         if writer is not None:
-            from . import impact
+            from . import cold
 
             writer.commit(mergetype=_merge_small)
-            impact.build(ix)  # the impact file of a new big segment (a merge, a rebuild): once, not per prompt
+            cold.build(ix)  # the impact file of a new big segment (a merge, a rebuild): once, not per prompt
         report.errors = manifest.errors()
         return report
 

@@ -586,26 +586,3 @@ def _idf_of(n: int, df: int) -> float:
 
 def _round(value):
     return round(value, 4) if isinstance(value, float) else value
-
-
-def open_recall(root: Path, mode: str | None = None, embedder=None, teams: dict[str, Path] | None = None,
-                notice=None, files: bool = False):
-    """A Recall for `root` and the mode to use: hybrid when given an embedder, else keyword.
-    `embedder` may be Settings (hafiza.indexer.config), which names one and the user's config folder,
-    whose team vaults (unless `teams` names them) are then searched too (hafiza.indexer.vaults). With `files`
-    (a process that searches once or a few times), a keyword-only search reads the index's own files
-    rather than load Whoosh where it can (Recall.files)."""
-    from hafiza.vault.teams import readable
-
-    from .config import Settings, embedder as choose
-
-    if isinstance(embedder, Settings):
-        teams = readable(Path(embedder.config) if embedder.config else None) if teams is None else teams
-        embedder = choose(embedder, mode)
-    if teams:
-        from .vaults import Vaults
-
-        recall = Vaults(root, teams, embedder, notice, files)
-    else:
-        recall = Recall(root, embedder, notice, files)
-    return recall, mode or ("hybrid" if embedder is not None else "keyword")

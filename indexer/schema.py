@@ -15,6 +15,7 @@ PREFIXES = "prefixes"
 INDEX_ONLY = ("body", "prefixes")  # the fields indexed but not stored (see schema); every other field is stored
 ALIAS_SEPARATOR = " | "  # between a memory's aliases in the stored field
 TAG_SEPARATOR = ", "     # between its tags
+SNIPPET_CHARS = 500      # a document's stored snippet: the body's start, also what is embedded of it
 
 
 def split_field(value: str | None, separator: str = ",") -> list[str]:

@@ -17,7 +17,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.teams import PERSONAL
+from hafiza.vault.teams import PERSONAL, readable
+
+
+def open_recall(root: Path, mode: str | None = None, embedder=None, teams: dict[str, Path] | None = None,
+                notice=None, files: bool = False):
+    """A Recall for `root` and the mode to use: hybrid when given an embedder, else keyword.
+    `embedder` may be Settings (hafiza.indexer.config), which names one and the user's config folder,
+    whose team vaults (unless `teams` names them) are then searched too (`Vaults`). With `files`
+    (a process that searches once or a few times), a keyword-only search reads the index's own files
+    rather than load Whoosh where it can (Recall.files)."""
+    from .config import Settings, embedder as choose
+    from .recall import Recall
+
+    if isinstance(embedder, Settings):
+        teams = readable(Path(embedder.config) if embedder.config else None) if teams is None else teams
+        embedder = choose(embedder, mode)
+    if teams:
+        recall = Vaults(root, teams, embedder, notice, files)
+    else:
+        recall = Recall(root, embedder, notice, files)
+    return recall, mode or ("hybrid" if embedder is not None else "keyword")
 
 
 class Vaults:

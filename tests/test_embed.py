@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hafiza.indexer.embed import Embedder, HashEmbedder, USEEmbedder, cache_root, default_embedder
+from hafiza.indexer.config import default_embedder
+from hafiza.indexer.embed import Embedder, HashEmbedder, USEEmbedder, cache_root
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.text import fold_text
 

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from hafiza.indexer import impact, topk
+from hafiza.indexer import cold, impact, topk
 from hafiza.indexer.index import Index
 from hafiza.indexer.schema import FIELD_BOOSTS, PREFIXES
 from hafiza.indexer.search import EXACT_FIELDS, GATHER, K1, B, View, keyword_channel, query_terms, visible
@@ -258,7 +258,7 @@ def test_every_segment_has_its_files_after_a_commit_and_build_removes_gone_ones(
         {impact.segment_id(s) for s in leaves}
     stale = where / "MAIN_gone.imp"
     stale.write_bytes(b"x")
-    assert impact.build(pruned) == [] and not stale.exists()  # nothing left to write
+    assert cold.build(pruned) == [] and not stale.exists()  # nothing left to write
     monkeypatch.setattr(impact, "MIN_DOCS", 1)
     view = View(pruned)
     assert all(f is not None for _, _, f in view.leaves())
@@ -276,7 +276,7 @@ def test_an_impact_file_without_the_deleted_documents_is_written_again(pruned):
     impact.write(_WithoutDeleted(segment), sid, path)
     found = impact.SegmentFile.open(path, sid, segment.doc_count_all())
     assert found is not None and not impact.complete(found, segment)
-    assert impact.build(pruned) == [sid]
+    assert cold.build(pruned) == [sid]
     found = impact.SegmentFile.open(path, sid, segment.doc_count_all())
     assert impact.complete(found, segment)
     for word in ("kafka", "redis", "rollback"):
@@ -310,5 +310,5 @@ def test_doctor_builds_the_files_an_older_index_lacks(pruned):
 
 def test_an_empty_index_has_no_segment_and_searches_to_nothing(vault):
     ix = Index(vault.root, notice=lambda _: None).open()
-    assert impact.build(ix) == []
+    assert cold.build(ix) == []
     assert keyword_channel(View(ix), ["deploy"]) == []
