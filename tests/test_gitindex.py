@@ -30,7 +30,7 @@ FILES = {
 def _repo(root, files=FILES, eoie=True, private=False):
     root.mkdir()
     git(root, "init", "-q", "--initial-branch=main")
-    if private:  # as a vault's repository is: hafiza then writes the commit's trees itself (trees.store)
+    if private:  # as a vault's repository is: git then makes every object its owner's alone
         GitStore(root).private()
     git(root, "config", "index.recordEndOfIndexEntries", "true" if eoie else "false")
     git(root, "config", "core.untrackedCache", "true")
@@ -71,7 +71,7 @@ def _named(change: dict) -> str:
     return ",".join(f"{k}={'-' if v is None else '+'}" for k, v in change.items())
 
 
-@pytest.mark.parametrize("private", [True, False], ids=["trees by hafiza", "trees by git"])
+@pytest.mark.parametrize("private", [True, False], ids=["private", "shared"])
 @pytest.mark.parametrize("change", CHANGES, ids=_named)
 def test_a_commit_and_the_index_are_what_git_add_and_git_commit_make(tmp_path, change, private):
     ours, theirs = _repo(tmp_path / "ours", private=private), None
@@ -269,9 +269,8 @@ def test_a_write_reads_head_s_trees_once_for_its_look_at_hand_edits_and_its_comm
     root = _repo(tmp_path / "v")
     store = GitStore(root)
     reads = []
-    original = GitStore._tree_objects
-    monkeypatch.setattr(GitStore, "_tree_objects",
-                        lambda self, commit, folders: reads.append(folders) or original(self, commit, folders))
+    original = GitStore._objects
+    monkeypatch.setattr(GitStore, "_objects", lambda self, specs: reads.append(specs) or original(self, specs))
     assert store.blob_ids(["memories/3f/d.md"])["memories/3f/d.md"] == git(root, "rev-parse", "HEAD:memories/3f/d.md").strip()
     _apply(root, {"memories/3f/d.md": "d changed\n"})
     store.commit(["memories/3f/d.md"], "hafiza: one\n")

@@ -24,7 +24,6 @@ _OWN_IDENTITY = ["-c", "user.useConfigOnly=true"]
 _FALLBACK_ARGS = [*_OWN_IDENTITY, "-c", f"user.name={_FALLBACK_IDENTITY[0]}", "-c", f"user.email={_FALLBACK_IDENTITY[1]}"]
 _MAKES_OBJECTS = ("commit-tree", "var")  # fail on a missing identity before writing anything: tried, then again
 _COMMITS_IN_PLACE = ("revert", "merge", "commit", "cherry-pick", "rebase", "stash", "tag", "pull")  # asked first
-_OWN_OBJECTS = "GIT_OBJECT_DIRECTORY"  # set, git keeps objects elsewhere: hafiza reads and writes none itself
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -238,13 +237,57 @@ class GitStore:
         `write-tree` reads and rewrites whole. git's index is then brought level for these paths only, so
         changes staged there by hand stay staged, not committed. None, and nothing done, where this does
         not apply (no commit yet, a folder, a link, an executable, a name git's line-based input cannot
-        carry): the caller takes the index's way."""
-        from . import gitindex, trees
+        carry): the caller takes the index's way.
+
+        The work overlaps in two steps: git makes the blobs (`_make_blobs`, in a thread) while another git
+        reads HEAD's trees (`_trees_of`); then git's index is written to its lock file (`_ready_index`, in a
+        thread) while the commit is made from the trees. The index is started only then, not sooner: its
+        thread holds Python's lock for whole milliseconds, which the trees' read waited out."""
+        from . import trees
 
         parent = self.head()
-        if parent is None or not rels or not all(map(_plain_rel, rels)):
+        present = self._plain_files(rels) if parent is not None and rels else None
+        if present is None:
             return None
-        present = {}  # path -> its stat, taken before git reads it: a change made after is seen as one
+        folders = trees.folders(rels)
+        blobs = Background(self._make_blobs, present)
+        try:
+            found = self._trees_of(parent, folders)
+        except BaseException:
+            blobs.wait()
+            raise
+        index = Background(self._ready_index, rels, present, blobs)
+        sha = None
+        try:
+            made = blobs.result()
+            sha = self._commit_trees(parent, found, folders, {rel: made.get(rel) for rel in rels}, msg, env)
+        finally:
+            staged = index.result()  # raises what went wrong unforeseen, having left git's lock free
+            if sha is None and staged is not None:
+                staged.abandon()
+        if sha is None:
+            return None
+        if staged is None:
+            self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
+            self._move_head(parent, sha, msg)
+            return sha
+        try:
+            staged.publish()
+        except BaseException:
+            staged.abandon()
+            raise
+        moving = Background(self._move_head, parent, sha, msg)
+        staged.release()  # the old index's pages are freed while git moves the branch
+        moving.result()
+        return sha
+
+    def _plain_files(self, rels: list[str]) -> dict[str, os.stat_result] | None:
+        """Each of `rels` that exists, with its stat (taken before git reads it: a change made after is seen as
+        one); None where one is not a plain file (a folder, a link, an executable) or its name one git's
+        line-based input cannot carry."""
+        if not all(map(_plain_rel, rels)):
+            return None
+        present = {}
         for rel in rels:
             try:
                 info = os.lstat(self.root / rel)
@@ -255,61 +298,37 @@ class GitStore:
             if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o111:
                 return None
             present[rel] = info
-        folders = trees.folders(rels)
+        return present
+
+    def _make_blobs(self, present: dict) -> dict[str, bytes]:
+        """Each path's raw blob id, the blobs written by git, which applies the vault's attributes (eol,
+        filters) as `git add` would."""
+        if not present:
+            return {}
         asked = "".join(f"{rel}\n" for rel in present).encode("utf-8", "surrogateescape")
-        made = _Later()  # the blobs' raw ids, once git has made them
+        out = self._exec(("hash-object", "-w", "--stdin-paths"), None, asked)
+        return dict(zip(present, (bytes.fromhex(line) for line in out.decode("ascii").split())))
+
+    def _ready_index(self, rels: list[str], present: dict, blobs: Background):
+        """git's index as it must be after the commit of `rels`, written whole to its lock file and held there
+        (vault/gitindex.py: a `Staged`); None where git must bring it level itself. The unchanged start of the
+        index is written while git still makes the blobs: their ids are waited for only when the first new
+        entry is due."""
+        from . import gitindex
 
         def entries() -> dict:
-            blobs = made.get()
-            if blobs is None:
-                raise gitindex.Unsupported("no commit is made")
-            return {rel: (present[rel], blobs[rel]) for rel in present}
+            made = blobs.result()
+            return {rel: (info, made[rel]) for rel, info in present.items()}
 
-        def stage():
-            try:
-                return gitindex.prepare(self.git_dir, {rel: rel in present for rel in rels}, entries)
-            except (gitindex.Unsupported, OSError):
-                return None  # git's update-index does it below
-
-        # The blobs through git, which applies the vault's attributes (eol, filters) as `git add` would,
-        # while HEAD's trees are read here. Then git's index is made ready in its lock file while git makes
-        # the commit: it waits only for the blobs' ids, when its first new entry is due. Not sooner: its
-        # thread holds Python's lock for whole milliseconds, and the trees' read took ~20 ms beside it.
-        making = _Aside(lambda: self._exec(("hash-object", "-w", "--stdin-paths"), None, asked) if present else b"")
         try:
-            found = self._trees_of(parent, folders)
-        except BaseException:
-            making.result(quiet=True)
-            raise
-        staging, staged, published = _Aside(stage), None, False
-        try:
-            out = making.result()
-            blobs = dict(zip(present, (bytes.fromhex(line) for line in out.decode("ascii").split())))
-            made.give(blobs)
-            sha = self._commit_trees(parent, found, folders, {rel: blobs.get(rel) for rel in rels}, msg, env)
-            if sha is None:
-                return None
-            staged = staging.result()
-            if staged is None:
-                self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
-            else:
-                staged.publish()
-                published = True
-        finally:
-            made.give(None)  # a `stage` still waiting for the blobs gives up
-            staged = staged or staging.result(quiet=True)
-            if staged is not None and not published:
-                staged.abandon()
+            return gitindex.prepare(self.git_dir, {rel: rel in present for rel in rels}, entries)
+        except (gitindex.Unsupported, OSError, GitError):  # GitError: no blobs, which the commit says too
+            return None
 
-        def move() -> None:
-            subject = msg.split("\n", 1)[0]
-            self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
-
-        if published:
-            _together(move, staged.release)  # the old index's pages are freed while git moves the branch
-        else:
-            move()
-        return sha
+    def _move_head(self, parent: str, sha: str, msg: str) -> None:
+        """The checked-out branch to `sha`, only from `parent` (all zeros: a branch with no commit yet)."""
+        subject = msg.split("\n", 1)[0]
+        self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
 
     def _commit_trees(self, parent: str, found: list, folders: list[str], changes: dict[str, bytes | None],
                       msg: str, env: dict | None) -> str | None:
@@ -329,18 +348,9 @@ class GitStore:
         return self._run("commit-tree", root.hex(), "-p", parent, "-m", msg.strip("\n"), env=env).strip()
 
     def _write_trees(self, written: dict[bytes, bytes]) -> bool:
-        """Store tree objects (raw id -> body): by hafiza where the vault is private and git keeps its objects
-        in the usual place (vault/objects.py), else through git, one process for all. False (a tree of
+        """Store tree objects (raw id -> body) through git, one process for all. False (a tree of
         vault/trees.py that git names otherwise: never seen, but the index's way is then taken) if any
         id git gives differs from ours."""
-        from .objects import Objects
-
-        if self._private() and _OWN_OBJECTS not in os.environ:
-            try:
-                Objects(self.git_dir).write(written)
-                return True
-            except OSError:
-                pass  # git says why, if it cannot either
         files = []
         try:
             for n, body in enumerate(written.values()):
@@ -353,16 +363,6 @@ class GitStore:
                 f.unlink(missing_ok=True)
         return out.decode("ascii").split() == [sha.hex() for sha in written]
 
-    def _private(self) -> bool:
-        """Whether git makes this vault's objects its owner's alone (`private`), from its config file as
-        written: anything else there about sharing (or a file that cannot be read) says no."""
-        try:
-            config = (self.git_dir / "config").read_text("utf-8", "replace")
-        except OSError:
-            return False
-        shared = re.findall(r"(?im)^\s*sharedrepository\s*=\s*(\S*)\s*$", config)
-        return shared == ["0600"] and "include" not in config.lower()
-
     def _commit_staged(self, msg: str, env: dict | None = None, expect: set[str] | None = None) -> str:
         """Commit what git's index holds on top of HEAD; the new sha."""
         parent = self.head()
@@ -374,8 +374,7 @@ class GitStore:
                 raise StagedElsewhere(extra)
         sha = self._run("commit-tree", tree, *(("-p", parent) if parent else ()), "-m", msg.strip("\n"),
                         env=env).strip()
-        subject = msg.split("\n", 1)[0]
-        self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent or "0" * 40)
+        self._move_head(parent or "0" * 40, sha, msg)
         return sha
 
     def tune(self) -> None:
@@ -470,55 +469,17 @@ class GitStore:
         return found
 
     def _trees_of(self, commit: str, folders: list[str]) -> list[tuple[bytes, bytes] | None]:
-        """(type, bytes) of each of `folders` ("" the root) in `commit`, None where it has none; read once per
-        commit and folder, so a write's look for hand edits and its commit share one read. Only the last
-        commit asked about is kept."""
+        """(type, bytes) of each of `folders` ("" the root) in `commit`, None where it has none; asked of git
+        once per commit and folder (one `cat-file` for all), so a write's look for hand edits and its commit
+        share one read. Only the last commit asked about is kept."""
         if self._read[0] != commit:
             self._read = (commit, {})
         kept = self._read[1]
         missing = [folder for folder in folders if folder not in kept]
         if missing:
-            kept.update(zip(missing, self._tree_objects(commit, missing)))
+            kept.update(zip(missing, self._objects([f"{commit}:{folder}" if folder else f"{commit}^{{tree}}"
+                                                    for folder in missing])))
         return [kept[folder] for folder in folders]
-
-    def _tree_objects(self, commit: str, folders: list[str]) -> list[tuple[bytes, bytes] | None]:
-        """`_trees_of`, read from the object files by hafiza (vault/objects.py: a `git cat-file` cost a write
-        ~6 ms, and more beside the write's other git processes), else by git."""
-        found = self._trees_read(commit, folders) if _OWN_OBJECTS not in os.environ else None
-        if found is None:
-            found = self._objects([f"{commit}:{folder}" if folder else f"{commit}^{{tree}}" for folder in folders])
-        return found
-
-    def _trees_read(self, commit: str, folders: list[str]) -> list[tuple[bytes, bytes] | None] | None:
-        """`_trees_of` from the object files, each folder found in its parent's tree; None where an object is
-        not one hafiza reads (a pack format it does not know, another repository's objects) or a path
-        meets something other than a folder (git says what)."""
-        from . import trees
-        from .objects import Objects
-
-        size = len(commit) // 2
-        with Objects(self.git_dir, size) as store:
-            head = store.read(bytes.fromhex(commit))
-            if head is None or head[0] != b"commit" or not head[1].startswith(b"tree "):
-                return None
-            root = store.read(bytes.fromhex(head[1][5:5 + 2 * size].decode("ascii")))
-            if root is None or root[0] != b"tree":
-                return None
-            read: dict[str, tuple[bytes, bytes] | None] = {"": root}
-            # every folder on the way to each (those of a path inside it), each after its parent
-            for folder in reversed(trees.folders([f"{folder}/" for folder in folders if folder])[:-1]):
-                parent, _, name = folder.rpartition("/")
-                above = read[parent]
-                if above is None:
-                    read[folder] = None
-                    continue
-                _, end, mode = trees.find(above[1], name.encode("utf-8", "surrogateescape"), size)
-                if mode is not None and mode != trees.FOLDER:
-                    return None
-                read[folder] = None if mode is None else store.read(above[1][end - size:end])
-                if mode is not None and (read[folder] is None or read[folder][0] != b"tree"):
-                    return None
-        return [read[folder] for folder in folders]
 
     def commit_contents(self, files: dict[str, bytes], msg: str) -> str:
         """Commit `files` (path -> bytes) as given rather than as the work tree now holds them; the sha."""
@@ -938,61 +899,35 @@ def _plain_rel(rel: str) -> bool:
             and all(part not in ("", ".", "..") and part.lower() != ".git" for part in parts))
 
 
-class _Aside:
-    """`work()` run in a thread from now on; `result()` waits for it and gives what it returned, or raises what
-    it raised (None instead with `quiet`)."""
+class Background:
+    """`work(*args)` run in a thread from now on; `result()` waits for it and returns what it returned, or raises
+    what it raised; `wait()` only waits. For git processes, which wait on their pipes, and file work, which
+    lets go of Python's lock while the kernel works. Not concurrent.futures: its import (logging, queue)
+    would cost every write ~6 ms."""
 
-    def __init__(self, work):
+    def __init__(self, work, *args):
         import threading
 
-        self._box: list = []
+        self._outcome: tuple = (False, None)
 
         def run() -> None:
             try:
-                self._box.append((True, work()))
+                self._outcome = (True, work(*args))
             except BaseException as exc:  # raised in the caller's thread, by `result`
-                self._box.append((False, exc))
+                self._outcome = (False, exc)
 
         self._thread = threading.Thread(target=run, daemon=True)
         self._thread.start()
 
-    def result(self, quiet: bool = False):
+    def wait(self) -> None:
         self._thread.join()
-        ok, value = self._box[0]
-        if not ok and not quiet:
+
+    def result(self):
+        self._thread.join()
+        done, value = self._outcome
+        if not done:
             raise value
-        return value if ok else None
-
-
-class _Later:
-    """A value one thread gives (once: later gifts are ignored) and another waits for."""
-
-    def __init__(self):
-        import threading
-
-        self._ready, self._value = threading.Event(), None
-
-    def give(self, value) -> None:
-        if not self._ready.is_set():
-            self._value = value
-            self._ready.set()
-
-    def get(self):
-        self._ready.wait()
-        return self._value
-
-
-def _together(first, second):
-    """(first(), second()), `first` run in a thread while `second` runs here: for git processes, which wait on
-    their pipes, and file work, which lets go of Python's lock while the kernel works. Either's exception is
-    raised once both are done."""
-    aside = _Aside(first)
-    try:
-        second_result = second()
-    except BaseException:
-        aside.result(quiet=True)
-        raise
-    return aside.result(), second_result
+        return value
 
 
 def _require_git() -> None:
