@@ -346,7 +346,7 @@ def _yaml_entry(lines: list[str], start: int, end: int, indent: str, name: str) 
 
 def yaml_entry(text: str | None, path: Path, key: str, name: str, spec: dict | None) -> str | None:
     """Set (spec) or remove (None) `key.name` in a YAML file by editing its lines only."""
-    import yaml  # PyYAML (through python-frontmatter); only the installer needs it
+    import yaml  # only the installer needs it (Goose's config)
 
     try:
         old = yaml.safe_load(text or "") or {}

@@ -292,3 +292,35 @@ def test_a_full_sync_rewrites_a_segment_that_is_mostly_deleted_documents(segment
     recall = Recall(segmented.root)
     for n in (41, 127, 299):
         assert recall.search(f"checkout number {n}", mode="keyword", all_scopes=True)[0].id == f"m{n}"
+
+
+@pytest.mark.parametrize("sizes", [[40, 1, 1, 1, 1], [40, 3, 2, 2, 1, 1], [200, 9, 8, 1, 1, 1, 1], [5, 5, 5, 5, 5],
+                                   [1, 1, 1], [30, 12, 7, 2, 2, 1]])
+def test_the_merge_policy_copied_from_whoosh_merges_what_whoosh_merges(tmp_path, sizes):
+    """cold.merged copies Whoosh's MERGE_SMALL (a search that has not loaded Whoosh predicts a commit's merge by
+    it: pending.py): the same index committed once with each policy keeps segments of the same sizes."""
+    import shutil
+
+    from whoosh import fields, index, writing
+
+    from hafiza.indexer.index import _merge_small
+
+    folder = tmp_path / "ix"
+    folder.mkdir()
+    ix = index.create_in(folder, fields.Schema(id=fields.ID(stored=True, unique=True)))
+    for n, size in enumerate(sizes):
+        writer = ix.writer()
+        for k in range(size):
+            writer.add_document(id=f"{n}-{k}")
+        writer.commit(mergetype=writing.NO_MERGE)
+    kept = []
+    for policy in (writing.MERGE_SMALL, _merge_small):
+        copy = tmp_path / f"ix-{len(kept)}"
+        shutil.copytree(folder, copy)
+        other = index.open_dir(copy)
+        writer = other.writer()
+        writer.add_document(id="new")
+        writer.commit(mergetype=policy)
+        kept.append(sorted(s.doc_count_all() for s in index.open_dir(copy)._segments()))
+    assert kept[0] == kept[1]
+    assert len(ix._segments()) == len(sizes)
