@@ -1,4 +1,9 @@
-"""What the benchmarks share: running against a frozen copy of the code, and saving results."""
+"""What the benchmarks share: running commands and timing them in interleaved rounds against a baseline,
+running against a frozen copy of the code, and saving results.
+
+The machine is shared and noisy, so every figure is a median over rounds in which each case runs once,
+in an order rotated from round to round, beside `python -c pass` (BASE): the ratio to the base measured
+in the same run is what a result reports and a target is set in."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+BASE = "python -c pass"
 
 
 PACKAGES = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli", "ui")
@@ -94,3 +100,62 @@ def python_pass() -> float:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     return time.perf_counter() - started
+
+
+def run(argv, env: dict | None = None, cwd=None, input: str | None = None,
+        timeout: float | None = None) -> subprocess.CompletedProcess:
+    """A command that must succeed: its CompletedProcess (text), or exit with the tail of what it said."""
+    proc = subprocess.run([str(a) for a in argv], env=env, cwd=cwd, input=input, capture_output=True, text=True,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr.strip()[-2000:]}")
+    return proc
+
+
+def timed(argv, env: dict | None = None, cwd=None, input: str | None = None) -> float:
+    """Milliseconds from the start of a command (which must succeed) to its exit."""
+    import time
+
+    started = time.perf_counter()
+    run(argv, env, cwd, input)
+    return (time.perf_counter() - started) * 1000
+
+
+class Samples:
+    """Timings by case, in milliseconds, and their medians and ratios to BASE."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {}
+
+    def add(self, case: str, ms: float) -> None:
+        self.times.setdefault(case, []).append(ms)
+
+    def median(self, case: str) -> float:
+        import statistics
+
+        return statistics.median(self.times[case])
+
+    def ratio(self, case: str, base: str = BASE) -> float:
+        return self.median(case) / self.median(base)
+
+    def summary(self, base: str = BASE) -> dict:
+        """{case: {"median_ms", "ratio", "runs"}}, the base included (its ratio 1)."""
+        return {case: {"median_ms": round(self.median(case), 1), "ratio": round(self.ratio(case, base), 2),
+                       "runs": len(values)} for case, values in self.times.items()}
+
+
+def interleaved(cases: dict, samples: Samples, round_number: int, keep: bool = True) -> None:
+    """One round: each case (name -> a callable taking the round's number and returning milliseconds) run
+    once, starting one further along each round, so no case always follows the same one. `keep` False: a
+    warm-up round, run but not recorded."""
+    names = list(cases)
+    start = round_number % len(names)
+    for name in names[start:] + names[:start]:
+        ms = cases[name](round_number)
+        if keep:
+            samples.add(name, ms)
+
+
+def base_case(python: str = sys.executable, env: dict | None = None):
+    """The BASE case: `python -c pass` in `python`."""
+    return lambda _round: timed([python, "-c", "pass"], env)
