@@ -1,9 +1,11 @@
-"""Capture without a model: precision and recall on explicit statements against look-alikes (TR and EN),
+"""Does capture find a user's explicit statements without a model, pass over look-alikes, and file a session fast?
+
+Capture without a model: precision and recall on explicit statements against look-alikes (TR and EN),
 and the time to file one ~200-turn conversation into the inbox.
 
     python bench/capture.py [--save]
 
-- detection: bench/capture/statements.py, 44 explicit statements and 40 look-alikes (written with the
+- detection: tests/statements_corpus.py, 44 explicit statements and 40 look-alikes (written with the
   patterns), and a held-out 15 + 15 written after them and never used to tune them;
 - filing: a conversation of 200 turns (100 by the user: 10 explicit statements, 30 look-alikes, the
   rest steering; 100 replies) filed by `hafiza.skills.capture.file` into a vault of 40 memories, one
@@ -17,18 +19,17 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE / "capture"), str(HERE / "sessions")]
+sys.path[:0] = [str(HERE), str(HERE / "sessions")]
 
-from common import save  # noqa: E402
+from common import median, save  # noqa: E402
 from dialogues import FILLER  # noqa: E402
-from statements import EXPLICIT, HELD_OUT_EXPLICIT, HELD_OUT_LOOKALIKES, LOOKALIKES  # noqa: E402
+from statements_corpus import EXPLICIT, HELD_OUT_EXPLICIT, HELD_OUT_LOOKALIKES, LOOKALIKES  # noqa: E402
 
 
 def detection(explicit, lookalikes) -> dict:
@@ -87,8 +88,8 @@ def filing(runs: int) -> dict:
             cold.append(done - started)
     return {"turns": len(turns), "user_turns": len(turns) // 2, "memories": 40, "runs": runs,
             "proposed": len(report.proposed), "used": report.used, "skipped": report.skipped,
-            "median_s": round(statistics.median(warm), 3), "max_s": round(max(warm), 3),
-            "median_with_index_open_s": round(statistics.median(cold), 3)}
+            "median_s": round(median(warm), 3), "max_s": round(max(warm), 3),
+            "median_with_index_open_s": round(median(cold), 3)}
 
 
 def run(runs: int) -> dict:

@@ -1,4 +1,4 @@
-"""Claude Code's start with and without hafiza: from `claude -p` to its first model request.
+"""What does hafiza add to Claude Code's start, from `claude -p` to its first model request?
 
     .venv/bin/python bench/claude_start.py                 # 7 rounds, print the table
     .venv/bin/python bench/claude_start.py --save          # and write bench/results/claude-start-YYYY-MM-DD.{json,md}
@@ -35,7 +35,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE.parent / "tests" / "e2e"))
-from common import cpu_model, python_pass, save  # noqa: E402
+from common import cpu_model, median, python_pass, save  # noqa: E402
 from model_server import ModelServer  # noqa: E402
 
 PROMPT = "how do we deploy to production?"
@@ -153,7 +152,7 @@ def claude_binary() -> tuple[Path, str]:
 
 
 def stats(samples: list[float]) -> dict:
-    return {"median_s": round(statistics.median(samples), 3), "min_s": round(min(samples), 3),
+    return {"median_s": round(median(samples), 3), "min_s": round(min(samples), 3),
             "max_s": round(max(samples), 3), "samples_s": [round(s, 3) for s in samples]}
 
 
@@ -225,8 +224,8 @@ def main() -> None:
               "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version()},
               "python_pass": stats(passes),
               "variants": {v.name: {"first_request": stats(v.first), "whole_run": stats(v.total)} for v in variants}}
-    base = statistics.median(variants[0].first)
-    report["ratios"] = {v.name: round(statistics.median(v.first) / base, 3) for v in variants[1:]}
+    base = median(variants[0].first)
+    report["ratios"] = {v.name: round(median(v.first) / base, 3) for v in variants[1:]}
     text = markdown(report)
     print("\n" + text)
     if args.save:

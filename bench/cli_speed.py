@@ -1,9 +1,11 @@
-"""What a person waits for at the command line: whole-process times of everyday commands, as ratios to
+"""How long does a person wait for each everyday command, as a ratio to `python -c pass`?
+
+What a person waits for at the command line: whole-process times of everyday commands, as ratios to
 `python -c pass` measured in the same run (the machine is shared; trust the ratios over the times).
 
     python bench/cli_speed.py --sizes 1000 5000 --runs 7 --save
 
-Each size gets a vault of generated memories (bench/gen.py), indexed and embedded first, and the warm
+Each size gets a vault of generated memories (tests/gen.py), indexed and embedded first, and the warm
 process running, as the hooks leave it. Each command is timed in a block of its own, each run paired
 with a run of the baseline, so work one command leaves behind (the warm process embedding a new memory)
 is not billed to another; `remember` runs last, a second apart, as a person types them. Every process
@@ -19,7 +21,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,23 +30,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
-from common import PACKAGES, installed_python, save, snapshot, use_code  # noqa: E402
+from common import gen  # noqa: E402
+from common import PACKAGES, installed_python, measure, median, save, snapshot, use_code  # noqa: E402
 
 INTERPRETERS = ("installed", "dev")  # see `main`
 TARGETS = {"remember": 5, "show": 3, "list": 3, "--version": 3, "search (warm)": 3}
-
-
-def _time(argv: list[str], env: dict) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one run of `argv`."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise subprocess.CalledProcessError(proc.returncode, argv)
-    return wall, usage.ru_utime + usage.ru_stime
 
 
 def _embedded(hafiza: list[str], env: dict, timeout: float = 1800) -> None:
@@ -59,7 +48,7 @@ def _embedded(hafiza: list[str], env: dict, timeout: float = 1800) -> None:
     raise SystemExit("the background embedding did not finish")
 
 
-def measure(size: int, runs: int, python: str, interpreter: str) -> dict:
+def measure_size(size: int, runs: int, python: str, interpreter: str) -> dict:
     hafiza = [python, "-m", "hafiza.cli.main"]
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         vault = Path(tmp) / "vault"
@@ -86,21 +75,20 @@ def measure(size: int, runs: int, python: str, interpreter: str) -> dict:
             for n in range(runs):
                 for which, command in (("python -c pass", [python, "-c", "pass"]),
                                        (name, argv or [*hafiza, "remember", f"bench note {n} about the {size} vault"])):
-                    w, c = _time(command, env)
-                    wall[which].append(w)
-                    cpu[which].append(c)
+                    took = measure(command, env)
+                    wall[which].append(took.wall_ms)
+                    cpu[which].append(took.cpu_ms)
                 if argv is None:
                     time.sleep(1)
         subprocess.run([*hafiza, "daemon", "stop"], env=env, capture_output=True)
         time.sleep(5)  # any background embedding finishes before the folder goes
-    base, base_cpu = statistics.median(wall["python -c pass"]), statistics.median(cpu["python -c pass"])
-    return {"memories": size, "runs": runs, "interpreter": interpreter, "python_pass_ms": round(base * 1000, 1),
-            "python_pass_cpu_ms": round(base_cpu * 1000, 1),
-            "median_ms": {k: round(statistics.median(v) * 1000, 1) for k, v in wall.items()},
-            "median_cpu_ms": {k: round(statistics.median(v) * 1000, 1) for k, v in cpu.items()},
-            "ratio": {k: round(statistics.median(v) / base, 1) for k, v in wall.items() if k != "python -c pass"},
-            "cpu_ratio": {k: round(statistics.median(v) / base_cpu, 1) for k, v in cpu.items()
-                          if k != "python -c pass"}}
+    base, base_cpu = median(wall["python -c pass"]), median(cpu["python -c pass"])
+    return {"memories": size, "runs": runs, "interpreter": interpreter, "python_pass_ms": round(base, 1),
+            "python_pass_cpu_ms": round(base_cpu, 1),
+            "median_ms": {k: round(median(v), 1) for k, v in wall.items()},
+            "median_cpu_ms": {k: round(median(v), 1) for k, v in cpu.items()},
+            "ratio": {k: round(median(v) / base, 1) for k, v in wall.items() if k != "python -c pass"},
+            "cpu_ratio": {k: round(median(v) / base_cpu, 1) for k, v in cpu.items() if k != "python -c pass"}}
 
 
 def main(argv=None) -> None:
@@ -126,7 +114,7 @@ def main(argv=None) -> None:
     pythons = {"installed": installed_python(folder / "venv"), "dev": sys.executable}
     report = {"date": dt.date.today().isoformat(), "commit": code, "load_at_start": os.getloadavg()[0],
               "targets": TARGETS,
-              "sizes": [measure(size, args.runs, pythons[which], which) for which in args.interpreters
+              "sizes": [measure_size(size, args.runs, pythons[which], which) for which in args.interpreters
                         for size in args.sizes]}
     print(json.dumps(report, indent=1))
     if args.save:

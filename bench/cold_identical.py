@@ -1,4 +1,6 @@
-"""Keyword recall read from hafiza's own files (indexer/cold.py) against the same recall through Whoosh:
+"""Does keyword recall read from hafiza's own files give exactly what recall through Whoosh gives?
+
+Keyword recall read from hafiza's own files (indexer/cold.py) against the same recall through Whoosh:
 the same hits, in the same order, with the same scores and evidence, for every prompt; with the index in
 step, and right after writes, which the files' recall ranks in memory (indexer/pending.py) and Whoosh's
 commits first.

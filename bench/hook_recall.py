@@ -1,4 +1,4 @@
-"""The recall evaluation through the hook path: prompt in, injected block out.
+"""Does recall through the hook path, prompt in and injected block out, score as recall in-process does?
 
     .venv/bin/python bench/hook_recall.py            # print the tables
     .venv/bin/python bench/hook_recall.py --save     # and write bench/results/hook-recall-YYYY-MM-DD.{json,md}
@@ -42,8 +42,6 @@ import json
 import os
 import re
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -59,29 +57,13 @@ import recall as evaluation  # noqa: E402  (bench/recall.py: the scoring definit
 EVAL_DAY = dt.date(2026, 11, 30)  # bench/recall.py's TODAY; the hook uses the real date
 
 
-def hook_command(python: str) -> list[str]:
-    """The hook command `hafiza install` writes, for the code under test."""
-    from hafiza.hooks.clients import hook_argv
-
-    return hook_argv(python, "claude-code", "UserPromptSubmit")
-
 LINE = re.compile(r"^- \[(?P<labels>[^\]]*)\] (?P<id>[^\s:]+): ", re.MULTILINE)
 COLS = [("n", "n"), ("recall@1", "r@1"), ("recall@2", "r@2"), ("recall@5", "r@block"), ("wrongly_empty", "wrongly empty"),
         ("chitchat_silence", "chitchat silence"), ("stale_over_successor", "stale over successor")]
 
 
-from common import save, snapshot, use_code  # noqa: E402
-
-
-def log(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def run(argv, env, cwd, check=True, input=None):
-    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, input=input)
-    if check and proc.returncode != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr[-2000:]}")
-    return proc
+from common import log, measure, median, percentile, run, save, snapshot, use_code  # noqa: E402
+from vaults import hook_command  # noqa: E402
 
 
 def block_ids(stdout: str) -> tuple[list[str], str]:
@@ -142,10 +124,8 @@ def hook_pass(python: str, env: dict, prompts: list[dict], cwd: Path, transcript
         data = json.dumps({"session_id": f"recall-{uuid.uuid4()}", "transcript_path": str(said),
                            "cwd": str(where), "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
                            "prompt": p["query"]}, ensure_ascii=False)
-        t0 = time.perf_counter()
-        proc = run(hook_command(python), env, where, input=data)
-        ms = (time.perf_counter() - t0) * 1000
-        ids, text = block_ids(proc.stdout)
+        ms, _, out, _ = measure(hook_command(python), env, where, data)
+        ids, text = block_ids(out)
         rows.append({"id": p["id"], "kind": p["kind"], "lang": p.get("lang"), "ids": ids, "ms": round(ms, 1),
                      "chars": len(text)})
     if reset_usage:
@@ -185,7 +165,7 @@ def score(prompts: list[dict], rows: list[dict]) -> dict:
     result = evaluation.summarise(scored)
     for kind in result:
         ms = [r["ms"] for r in rows if kind in ("overall", r["kind"], f"lang {r.get('lang')}")]
-        result[kind]["hook_ms_median"] = round(statistics.median(ms), 1)
+        result[kind]["hook_ms_median"] = round(median(ms), 1)
     return result
 
 
@@ -352,8 +332,7 @@ def main(argv=None) -> int:
               "gate_silenced": gated, "warm_process": {"pid": st.get("pid"), "mode": st.get("mode"), "rss_mb": rss},
               "compared_with": ref_name,
               "hook_blocks_equal_to_this_process": f"{same_as_here}/{len(ms_all)}",
-              "hook_ms": {"p50": round(statistics.median(ms_all), 1),
-                          "p95": round(sorted(ms_all)[int(0.95 * len(ms_all)) - 1], 1)},
+              "hook_ms": {"p50": round(median(ms_all), 1), "p95": round(percentile(ms_all, 95), 1)},
               "results": results, "differences_from_recall_py": diffs, "notes": notes,
               "loadavg_1m_end": round(os.getloadavg()[0], 2),
               "rows": {k: v["rows"] for k, v in passes.items()}}

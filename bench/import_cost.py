@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import BASE, Samples, base_case, installed_python, interleaved, save, timed  # noqa: E402
+from common import BASE, Samples, base_case, installed_python, interleaved, publish, timed  # noqa: E402
 
 MODULES = ["yaml", "frontmatter", "whoosh.index", "numpy", "mcp", "concurrent.futures", "logging"]
 
@@ -60,10 +60,7 @@ def main(argv=None) -> None:
         python = installed_python(Path(tmp) / "python")
         report = {"date": dt.date.today().isoformat(), "runs": args.runs, "load_at_start": os.getloadavg()[0]}
         report["cases"] = measure(python, args.modules, args.runs).summary()
-    text = markdown(report)
-    print(text)
-    if args.save:
-        save("import-cost", report["date"], report, text)
+    publish("import-cost", report, markdown(report), args.save)
 
 
 if __name__ == "__main__":

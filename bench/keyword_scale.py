@@ -1,4 +1,4 @@
-"""Cold keyword search at 20,000 and 100,000 memories: summing every posting against pruned scoring.
+"""How fast is cold keyword search at 20,000 and 100,000 memories, summing every posting or pruned?
 
     .venv/bin/python bench/keyword_scale.py --vault 20000=/work/big/v20k --vault 100000=/path/v100k --save
     .venv/bin/python bench/keyword_scale.py --sizes 20000 --queries 40 --process-queries 10   # quick look
@@ -24,7 +24,7 @@ index commit would pay).
   bench/hook_latency.py does). Two unrecorded rounds first.
 
 Vaults: `--vault SIZE=PATH` copies an existing one (made by `hafiza import`
-of bench/gen.py memories); otherwise one is generated and imported. HEAD's
+of tests/gen.py memories); otherwise one is generated and imported. HEAD's
 own sync brings the copy's index in step first (rebuilding it if HEAD reads
 another format), then the impact files are built for its segments.
 
@@ -40,7 +40,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,9 +48,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
-from common import cpu_model, save, snapshot  # noqa: E402
-from hook_latency import clean_state, payload, projects, timed, transcripts, wait_quiet  # noqa: E402
+from common import gen  # noqa: E402
+from common import cpu_model, log, measure, median, save, snapshot, summary  # noqa: E402
+from vaults import clean_state, payload, projects, transcripts, wait_quiet  # noqa: E402
 
 MINE = ("indexer/search.py", "indexer/impact.py", "indexer/topk.py")
 TARGET_SEARCH = 5.0   # x python -c pass, at 100,000
@@ -156,19 +155,6 @@ print(json.dumps({"seconds": took, "bytes": size, "segments": written}))
 """
 
 
-def log(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def median(values: list[float]) -> float:
-    return round(statistics.median(values), 2) if values else float("nan")
-
-
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2) if values else float("nan")
-
-
 def codes(work: Path) -> dict[str, Path]:
     """old: HEAD; new: HEAD with this tree's versions of MINE (nothing else of the tree, which others edit)."""
     old, new = work / "old", work / "new"
@@ -226,9 +212,9 @@ def scoring(work: Path, envs: dict, vault: Path, queries: list[str]) -> dict:
     for name, rows in runs.items():
         searched = [r for r in rows if r["channel"]]
         score = [r["channel"]["ms"] - r["channel"]["docs_ms"] for r in searched]
-        out[name] = {"scoring_ms": {"p50": median(score), "p95": p95(score), "max": round(max(score), 2)},
-                     "stored_fields_ms": {"p50": median([r["channel"]["docs_ms"] for r in searched])},
-                     "search_in_process_ms": {"p50": median([r["search_ms"] for r in searched])},
+        out[name] = {"scoring_ms": summary(score, 2),
+                     "stored_fields_ms": summary([r["channel"]["docs_ms"] for r in searched], 2),
+                     "search_in_process_ms": summary([r["search_ms"] for r in searched], 2),
                      "queries": len(searched)}
     out["hook_prompts"] = [r["query"] for r in runs["new"] if not r["gate"] and r["channel"]]
     return out
@@ -261,14 +247,14 @@ def processes(work: Path, envs: dict, vault: Path, queries: list[str], prompts: 
         for name, (argv, env, stdin) in runs.items():
             if name.startswith("search") and i >= len(queries) or name.startswith("hook") and i >= len(prompts):
                 continue
-            wall, _, out = timed(argv, env, cwd, input=stdin)
+            wall, _, out, _ = measure(argv, env, cwd, input=stdin)
             if i >= 0:
                 times[name].append(wall)
                 recalled[name] += name.startswith("hook") and "<hafiza-recall>" in out
         if i >= 0 and i % 10 == 0:
-            log(f"  round {i}/{rounds}: " + ", ".join(f"{n} {median(v)}" for n, v in times.items()))
+            log(f"  round {i}/{rounds}: " + ", ".join(f"{n} {median(v):.2f}" for n, v in times.items() if v))
     base = median(times["python_pass"])
-    return {n: {"p50": median(v), "p95": p95(v), "ratio": round(median(v) / base, 2), "n": len(v),
+    return {n: {**summary(v, 2), "ratio": round(median(v) / base, 2),
                 **({"recalled": recalled[n]} if n.startswith("hook") else {})} for n, v in times.items()}
 
 
@@ -332,7 +318,7 @@ def markdown(report: dict) -> str:
                      f"covering {c['docs_covered']:,} of {c['docs']:,} documents ({a['docs_covered']:,} of "
                      f"{a['docs']:,} after the whole-process runs); load average {r['load_before']} before, "
                      f"{r['load_after']} after.")
-    lines += ["", f"Queries: `bench/gen.py` queries (seed 2), {report['queries']} for scoring, "
+    lines += ["", f"Queries: `tests/gen.py` queries (seed 2), {report['queries']} for scoring, "
               f"{report['process_queries']} for the whole-process runs (hook prompts: those the cold hook answers with memories). "
               f"Machine: {report['machine']}.", "",
               "Whole-process times include what the pruning does not touch: imports, the index's catch-up with "

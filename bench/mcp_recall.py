@@ -1,10 +1,10 @@
-"""Time of one `recall` MCP tool call at 5,000 memories, through a real MCP client, in-process.
+"""How long does one `recall` MCP tool call take at 5,000 memories, through a real MCP client?
 
     .venv/bin/python bench/mcp_recall.py                    # keyword-only and the real model, print
     .venv/bin/python bench/mcp_recall.py --save             # and write bench/results/mcp-recall-YYYY-MM-DD.json
     .venv/bin/python bench/mcp_recall.py --embedders none --n 1000 --calls 50   # quick look
 
-One vault of `--n` memories from bench/gen.py (imported in one commit, then
+One vault of `--n` memories from tests/gen.py (imported in one commit, then
 indexed and, for a model, embedded). For each embedder (HAFIZA_EMBEDDER):
 a fresh `create_server(root)` and `mcp.Client(server)` (in-process: the
 SDK's direct dispatch, no subprocess, no JSON-RPC framing), 10 warm-up
@@ -20,14 +20,11 @@ median of the per-query differences, under the same machine noise; the
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import datetime as dt
 import json
-import math
 import os
-import platform
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,19 +33,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
+from common import gen  # noqa: E402
+from common import clock, machine, median, save, summary  # noqa: E402
 
 WARM_UP = 10
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
-
-
-def summary(ms: list[float]) -> dict:
-    return {"median": round(statistics.median(ms), 2), "p95": round(pct(ms, 95), 2), "min": round(min(ms), 2),
-            "max": round(max(ms), 2), "n": len(ms)}
 
 
 def build(root: Path, n: int, seed: int) -> dict:
@@ -89,9 +77,7 @@ def bench(root: Path, queries: list[str]) -> dict:
     mcp_ms, direct_ms, hits = [], [], []
 
     def direct(q: str) -> float:
-        start = time.perf_counter()
-        recall.search(q, limit=5, mode=mode, floor=FLOOR)
-        return (time.perf_counter() - start) * 1000
+        return clock(recall.search, q, limit=5, mode=mode, floor=FLOOR)[0]
 
     async def main():
         async with Client(create_server(root)) as client:
@@ -109,25 +95,22 @@ def bench(root: Path, queries: list[str]) -> dict:
 
     load = os.getloadavg()[0]
     anyio.run(main)
-    return {"mode": mode, "recall_call_ms": summary(mcp_ms), "direct_search_ms": summary(direct_ms),
-            "mcp_overhead_ms": round(statistics.median(m - d for m, d in zip(mcp_ms, direct_ms)), 2),
+    return {"mode": mode, "recall_call_ms": summary(mcp_ms, 2), "direct_search_ms": summary(direct_ms, 2),
+            "mcp_overhead_ms": round(median(m - d for m, d in zip(mcp_ms, direct_ms)), 2),
             "queries_with_hits": sum(1 for h in hits if h),
             "load_avg_1min": [round(load, 2), round(os.getloadavg()[0], 2)]}
 
 
-def machine() -> dict:
-    cpu = ""
-    try:
-        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("model name")), "")
-    except OSError:
-        pass
-    from importlib.metadata import version
-
-    commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "platform": platform.platform(), "mcp": version("mcp"), "commit": commit}
+def markdown(report: dict) -> str:
+    out = [f"# One `recall` MCP call, {report['date']}", "",
+           f"{report['config']['memories']:,} memories, {report['config']['calls']} calls through "
+           f"{report['config']['client']}; milliseconds.", "",
+           "| embedder | recall call p50 (p95) | Recall.search p50 (p95) | MCP overhead, median |", "|---|---|---|---|"]
+    for run in report["runs"]:
+        call, direct = run["recall_call_ms"], run["direct_search_ms"]
+        out.append(f"| {run['embedder']} | {call['p50']} ({call['p95']}) | {direct['p50']} ({direct['p95']}) | "
+                   f"{run['mcp_overhead_ms']} |")
+    return "\n".join(out) + "\n"
 
 
 def main(argv=None) -> int:
@@ -156,23 +139,20 @@ def main(argv=None) -> int:
                 print(f"  embedded {args.n:,} with {name} in {run['embed_all_s']} s", file=sys.stderr)
             (root / ".hafiza" / "usage.log").unlink(missing_ok=True)  # same starting point for each run
             run.update(bench(root, queries))
-            print(f"  {name}: recall call {run['recall_call_ms']['median']} ms median "
-                  f"(p95 {run['recall_call_ms']['p95']}), Recall.search {run['direct_search_ms']['median']} ms",
+            print(f"  {name}: recall call {run['recall_call_ms']['p50']} ms median "
+                  f"(p95 {run['recall_call_ms']['p95']}), Recall.search {run['direct_search_ms']['p50']} ms",
                   file=sys.stderr)
             runs.append(run)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    report = {"date": dt.date.today().isoformat(), "machine": machine(),
+    report = {"date": dt.date.today().isoformat(), "machine": machine(mcp=importlib.metadata.version("mcp")),
               "config": {"memories": args.n, "calls": len(queries), "warm_up": WARM_UP, "limit": 5,
                          "seed": args.seed, "client": "mcp.Client(create_server(root)), in-process"},
               "build": built, "runs": runs}
     print(json.dumps(report, ensure_ascii=False, indent=2))
     if args.save:
-        out = HERE / "results" / f"mcp-recall-{report['date']}.json"
-        out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
-        print(f"saved {out}", file=sys.stderr)
+        save("mcp-recall", report["date"], report, markdown(report))
     return 0
 
 

@@ -1,4 +1,6 @@
-"""The recall evaluation: bench/recall/ prompts against bench/recall/ memories, per mode and kind.
+"""How well does recall find the labelled set's memories for its prompts, per mode and kind?
+
+The recall evaluation: bench/recall/ prompts against bench/recall/ memories, per mode and kind.
 
     python bench/recall.py                     # keyword, meaning, hybrid with the real model
     python bench/recall.py --calibrate         # grid-search the floor on the dev half, report both halves
@@ -56,6 +58,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from common import clock, summary  # noqa: E402
+
 DATA = HERE / "recall"
 BACKGROUND = HERE.parent / "indexer" / "data" / "background.txt"
 TODAY = dt.date(2026, 11, 30)  # fixed, so decay is the same on every run
@@ -146,14 +151,9 @@ def candidates(recall, prompts: list[dict], mode: str, include_inactive: bool = 
 
 
 def timed(recall, prompts: list[dict], mode: str) -> dict:
-    """Milliseconds per query, each timed alone after a warm-up pass over the same prompts."""
-    ms = []
-    for p in prompts:
-        t0 = time.perf_counter()
-        search(recall, p, mode)
-        ms.append((time.perf_counter() - t0) * 1000)
-    ms.sort()
-    return {"median": round(statistics.median(ms), 2), "p95": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 2)}
+    """Milliseconds per query (p50, p95), each timed alone after a warm-up pass over the same prompts."""
+    times = summary([clock(search, recall, p, mode)[0] for p in prompts], 2)
+    return {"p50": times["p50"], "p95": times["p95"]}
 
 
 def floored(hits: list, mode: str, floor) -> list[str]:
@@ -413,7 +413,7 @@ def main() -> int:
               **written}
     head = (f"code {code}; background {report['background']}\nembedder {report['embedder']}, floor {report['floor']}\n"
             f"{report['memories']} memories; sets {report['sets']}; gate {report['gate']}\n"
-            f"ms/query after a warm-up (median, p95) {found['ms_per_query']}\n"
+            f"ms/query after a warm-up (p50, p95) {found['ms_per_query']}\n"
             + (f"expected ids not in memories.jsonl: {report['unknown_expected_ids']}\n" if report["unknown_expected_ids"] else ""))
     text = ("\n## The memories as written" + stale_table(written["stale_over_successor"]) + table(written["results"]))
     aliases = agent_aliases() if MEMORIES == "memories.jsonl" else {}  # written for the tuning memories

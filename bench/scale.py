@@ -1,10 +1,12 @@
-"""Large vaults (issue 18): what each everyday operation costs as the vault grows, as ratios to
+"""How does each everyday operation's cost grow with the vault, as a ratio to `python -c pass`?
+
+Large vaults (issue 18): what each everyday operation costs as the vault grows, as ratios to
 `python -c pass` measured in the same run (the machine is shared; trust the ratios over the times).
 
     .venv/bin/python bench/scale.py --sizes 5000 20000 50000 100000 --runs 7 --workdir /work/big/scale --save
 
 Per size, a keyword-only vault is built as a user builds one (`hafiza init`, then one `hafiza import`
-of bench/gen.py memories: its time, peak memory and commit count are reported), kept in --workdir and
+of tests/gen.py memories: its time, peak memory and commit count are reported), kept in --workdir and
 reused by the next run. Then, interleaved round by round with `python -c pass`:
 
 - `hafiza remember` and `hafiza forget` (keyword only: HAFIZA_EMBEDDER=none);
@@ -15,7 +17,7 @@ reused by the next run. Then, interleaved round by round with `python -c pass`:
 - the warm process's peak memory (VmHWM) after the rounds, and its CPU share over 20 idle seconds;
 - 20 hooks started at once with no warm process (spawning allowed): how many injected a recall.
 
-Prompts are bench/gen.py queries screened to recall something at that size. Targets (issue 18):
+Prompts are tests/gen.py queries screened to recall something at that size. Targets (issue 18):
 remember and forget <= 5x at every size; search without a warm process <= 5x at 100k; hook cold
 <= 3x at 20k; idle CPU <= 1%; 20 cold hooks at once: >= 19/20 injected at 20k.
 """
@@ -26,8 +28,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import resource
-import statistics
 import subprocess
 import sys
 import threading
@@ -37,89 +37,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
-from common import save, snapshot, use_code  # noqa: E402
-from hook_latency import (Env, daemons, hook_command, idle_cpu, payload, projects, screen,  # noqa: E402
-                          transcripts)
+from common import BASE, Samples, base_case, gen, interleaved, log, publish, run, snapshot, timed, use_code  # noqa: E402
+from vaults import (HAFIZA, Env, daemons, hook_command, idle_cpu, keyword_vault, payload, peak_mb, projects,  # noqa: E402
+                    screen, settled, stop_all, transcripts, warm_pid)
 
-HAFIZA = [sys.executable, "-m", "hafiza.cli.main"]
 TARGETS = {"remember": 5, "forget": 5}
-
-
-def log(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def run(argv, env, **kw) -> subprocess.CompletedProcess:
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, **kw)
-    if proc.returncode != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr[-2000:]}")
-    return proc
-
-
-def ms(argv, env, input: str | None = None, cwd=None) -> tuple[float, str]:
-    started = time.perf_counter()
-    proc = subprocess.run(argv, env=env, input=input, capture_output=True, text=True, cwd=cwd)
-    if proc.returncode != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(map(str, argv))}\n{proc.stderr[-2000:]}")
-    return (time.perf_counter() - started) * 1000, proc.stdout
-
-
-def build(work: Path, size: int, env: dict) -> tuple[Path, dict]:
-    """The vault of `size` memories in `work` (built once: `hafiza init` + one `hafiza import`)."""
-    vault = work / f"vault-{size}"
-    done = work / f"vault-{size}.json"
-    if done.exists():
-        return vault, json.loads(done.read_text())
-    source = work / f"memories-{size}.jsonl"
-    source.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in gen.memories(size)))
-    env = {**env, "HAFIZA_VAULT": str(vault)}
-    run([*HAFIZA, "init"], env)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    log(f"importing {size:,} memories ...")
-    took, _ = ms([*HAFIZA, "import", str(source)], env)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    commits = int(run(["git", "-C", str(vault), "rev-list", "--count", "HEAD"], env).stdout)
-    info = {"import_s": round(took / 1000, 1), "import_peak_mb": round(max(peak, before) / 1024),
-            "commits_after_import": commits}
-    done.write_text(json.dumps(info))
-    return vault, info
-
-
-def warm_pid(vault: Path, env: dict, timeout: float = 600) -> int:
-    run([*HAFIZA, "daemon", "start"], env)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = json.loads(run([*HAFIZA, "daemon", "status", "--json"], env).stdout)
-        if status.get("pid") and status.get("running", True):
-            return int(status["pid"])
-        time.sleep(0.5)
-    raise SystemExit("the warm process did not come up")
-
-
-def settled(env: dict, timeout: float = 300) -> float | None:
-    """Wait until the warm process has made its first full comparison of the files; its cost."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = json.loads(run([*HAFIZA, "daemon", "status", "--json"], env).stdout)
-        if "full_sync_s" in status:
-            return status["full_sync_s"]
-        time.sleep(3)
-    return None
-
-
-def stop_all(vault: Path, env: dict) -> None:
-    deadline = time.monotonic() + 60
-    while daemons(vault) and time.monotonic() < deadline:
-        run([*HAFIZA, "daemon", "stop"], env)
-        time.sleep(1)
-
-
-def peak_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
 
 
 def burst(hook: list[str], env: dict, prompts: list[tuple], count: int = 20) -> dict:
@@ -144,7 +66,7 @@ def burst(hook: list[str], env: dict, prompts: list[tuple], count: int = 20) -> 
 
 def measure(work: Path, size: int, runs: int, envs: Env) -> dict:
     base = envs(HAFIZA_EMBEDDER="none")
-    vault, built = build(work, size, base)
+    vault, built = keyword_vault(work, size, base)
     env = {**base, "HAFIZA_VAULT": str(vault)}
     run([*HAFIZA, "daemon", "stop"], env)
     run([*HAFIZA, "search", "--mode", "keyword", "warm up"], env)  # the index in step before timing
@@ -157,33 +79,26 @@ def measure(work: Path, size: int, runs: int, envs: Env) -> dict:
     forgettable = [d["id"] for d in json.loads(run([*HAFIZA, "list", "--json"], env).stdout)[: runs + 3]]
     hook = hook_command(sys.executable)
     cold_env = {**env, "HAFIZA_DAEMON": "0"}
-    times: dict[str, list[float]] = {k: [] for k in ("python -c pass", "remember", "forget", "search (cold)",
-                                                     "search (cold, in step)", "hook (cold)")}
     stamp = int(time.time())
+    base = base_case(sys.executable, env)
+    cold, warm = Samples(), Samples()
     for n in range(runs + 1):  # round 0 warms the page cache and is not recorded
         prompt, cwd, script = prompts[n % len(prompts)]
-        took = {
-            "python -c pass": ms([sys.executable, "-c", "pass"], env)[0],
-            "remember": ms([*HAFIZA, "remember", f"scale note {stamp} {n} about the {size} vault speed"], env)[0],
-            "forget": ms([*HAFIZA, "forget", forgettable[n]], env)[0],
-            "search (cold)": ms([*HAFIZA, "search", "--mode", "keyword", prompt], env)[0],
-        }
-        # A search ranks the writes in memory without indexing them (indexer/pending.py); `list` indexes them.
-        run([*HAFIZA, "list"], env)
-        took["search (cold, in step)"] = ms([*HAFIZA, "search", "--mode", "keyword", prompt], env)[0]
-        took["hook (cold)"] = ms(hook, cold_env, payload(prompt, cwd, script), cwd)[0]
-        if n:
-            for key, value in took.items():
-                times[key].append(value)
+        search = [*HAFIZA, "search", "--mode", "keyword", prompt]
+        interleaved({BASE: base,
+                     "remember": lambda n: timed([*HAFIZA, "remember", f"scale note {stamp} {n} about the {size} vault"], env),
+                     "forget": lambda n: timed([*HAFIZA, "forget", forgettable[n]], env)}, cold, n, keep=n > 0)
+        # Right after the writes, a search ranks them in memory without indexing them (indexer/pending.py) ...
+        interleaved({"search (cold)": lambda n: timed(search, env)}, cold, n, keep=n > 0)
+        run([*HAFIZA, "list"], env)  # ... and `list` indexes them
+        interleaved({BASE: base, "search (cold, in step)": lambda n: timed(search, env),
+                     "hook (cold)": lambda n: timed(hook, cold_env, cwd, payload(prompt, cwd, script))}, cold, n,
+                    keep=n > 0)
     pid = warm_pid(vault, env)
-    warm: dict[str, list[float]] = {"python -c pass": [], "hook (warm)": []}
     for n in range(runs + 1):
         prompt, cwd, script = prompts[n % len(prompts)]
-        took = {"python -c pass": ms([sys.executable, "-c", "pass"], env)[0],
-                "hook (warm)": ms(hook, env, payload(prompt, cwd, script), cwd)[0]}
-        if n:
-            for key, value in took.items():
-                warm[key].append(value)
+        interleaved({BASE: base, "hook (warm)": lambda n: timed(hook, env, cwd, payload(prompt, cwd, script))}, warm, n,
+                    keep=n > 0)
     full_sync_s = settled(env)  # its one comparison of every file, after it starts, is not idling
     rss, idle = peak_mb(pid), idle_cpu(pid, 20.0)
     stop_all(vault, env)
@@ -191,12 +106,9 @@ def measure(work: Path, size: int, runs: int, envs: Env) -> dict:
     time.sleep(3)
     left = daemons(vault)  # one at most may be up: the burst's hooks started it
     stop_all(vault, env)
-    base_ms = statistics.median(times.pop("python -c pass"))
-    warm_base = statistics.median(warm.pop("python -c pass"))
-    medians = {k: statistics.median(v) for k, v in times.items()}
-    medians["hook (warm)"] = statistics.median(warm["hook (warm)"])
-    ratios = {k: round(v / base_ms, 1) for k, v in medians.items()}
-    ratios["hook (warm)"] = round(medians["hook (warm)"] / warm_base, 1)
+    base_ms, warm_base = cold.median(BASE), warm.median(BASE)
+    medians = {k: cold.median(k) for k in cold.times if k != BASE} | {"hook (warm)": warm.median("hook (warm)")}
+    ratios = {k: round(cold.ratio(k), 1) for k in cold.times if k != BASE} | {"hook (warm)": round(warm.ratio("hook (warm)"), 1)}
     return {"memories": size, "runs": runs, "python_pass_ms": round(base_ms, 1),
             "python_pass_ms_warm_rounds": round(warm_base, 1),
             "median_ms": {k: round(v, 1) for k, v in medians.items()}, "ratio": ratios,
@@ -250,7 +162,7 @@ def main(argv=None) -> None:
     envs = Env(args.workdir, "cache")
     if args.build_only:
         for size in args.sizes:
-            log(json.dumps({"memories": size, **build(args.workdir, size, envs(HAFIZA_EMBEDDER="none"))[1]}))
+            log(json.dumps({"memories": size, **keyword_vault(args.workdir, size, envs(HAFIZA_EMBEDDER="none"))[1]}))
         return
     report = {"date": dt.date.today().isoformat(), "runs": args.runs, "load_at_start": os.getloadavg()[0],
               "commit": code or "worktree", "results": []}
@@ -258,10 +170,7 @@ def main(argv=None) -> None:
         log(f"{size:,} memories ...")
         report["results"].append(measure(args.workdir, size, args.runs, envs))
         log(json.dumps(report["results"][-1]))
-    text = markdown(report)
-    print(text)
-    if args.save:
-        save("scale", report["date"], report, text)
+    publish("scale", report, markdown(report), args.save)
 
 
 if __name__ == "__main__":

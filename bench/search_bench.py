@@ -1,4 +1,4 @@
-"""Import, reindex and search timings for generated vaults of 1,000 and 5,000 memories.
+"""How long do import, reindex and search take on generated vaults of 1,000 and 5,000 memories?
 
     .venv/bin/python bench/search_bench.py                  # print the table
     .venv/bin/python bench/search_bench.py --save           # and write bench/results/search-YYYY-MM-DD.{json,md}
@@ -23,7 +23,7 @@ skips the embedder lookup (and its numpy import) that plain `search` does.
 Subprocesses get a bytecode cache in the work folder (PYTHONPYCACHEPREFIX,
 with PYTHONDONTWRITEBYTECODE removed), so they start the way an installed
 hafiza does, without writing __pycache__ into the source tree; `--bytecode env`
-keeps the environment as it is. Memories and queries come from bench/gen.py.
+keeps the environment as it is. Memories and queries come from tests/gen.py.
 Targets (issue 2): `hafiza search` whole process <= 150 ms median at 5,000
 memories; reindex of 5,000 <= 10 s.
 """
@@ -31,24 +31,19 @@ memories; reindex of 5,000 <= 10 s.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import datetime as dt
-import json
-import math
 import os
-import platform
-import resource
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
+from common import gen  # noqa: E402
+from common import Timing, clock, machine, measure, save, summary  # noqa: E402
 
 TARGET_SEARCH_MS = 150.0
 TARGET_REINDEX_S = 10.0
@@ -56,34 +51,15 @@ TARGET_REINDEX_S = 10.0
 
 # --------------------------------------------------------------------------- helpers
 
-def pct(values: list[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    s = sorted(values)
-    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
-
-
-def summary(values: list[float], digits: int = 2) -> dict:
-    return {"median": round(statistics.median(values), digits), "p95": round(pct(values, 95), digits),
-            "min": round(min(values), digits), "max": round(max(values), digits), "n": len(values)}
-
 
 class Runner:
     def __init__(self, hafiza: str, env: dict, cwd: Path):
         self.hafiza, self.env, self.cwd = hafiza, env, cwd
 
-    def timed(self, argv: list[str]) -> tuple[float, subprocess.CompletedProcess]:
-        """Wall-clock seconds of one process; its CPU seconds (user + sys) go to `self.cpu`."""
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        proc = subprocess.run(argv, env=self.env, cwd=self.cwd, capture_output=True, text=True)
-        elapsed = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        self.cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        if proc.returncode != 0:
-            raise SystemExit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stderr.strip()[-2000:]}")
-        return elapsed, proc
+    def timed(self, argv: list[str]) -> Timing:
+        return measure(argv, self.env, self.cwd)
 
-    def hz(self, vault: Path, *args: str) -> tuple[float, subprocess.CompletedProcess]:
+    def hz(self, vault: Path, *args: str) -> Timing:
         return self.timed([self.hafiza, "--vault", str(vault), *args])
 
 
@@ -100,20 +76,21 @@ def bench_import(run: Runner, work: Path, source: Path, n: int, runs: int) -> tu
             shutil.rmtree(vault)
         vault = work / f"vault-{n}-{r}"
         run.hz(vault, "init")
-        seconds, proc = run.hz(vault, "import", str(source))
+        took = run.hz(vault, "import", str(source))
         got = count_memories(vault)
         if got != n:
-            raise SystemExit(f"import of {n} left {got} memory files\n{proc.stdout[-500:]}{proc.stderr[-500:]}")
-        times.append(seconds)
-        cpu.append(run.cpu)
+            raise SystemExit(f"import of {n} left {got} memory files\n{took.out[-500:]}")
+        times.append(took.wall_ms / 1000)
+        cpu.append(took.cpu_ms / 1000)
     return times, cpu, vault
 
 
 def bench_reindex(run: Runner, vault: Path, runs: int) -> tuple[list[float], list[float]]:
     times, cpu = [], []
     for _ in range(runs):
-        times.append(run.hz(vault, "reindex")[0])
-        cpu.append(run.cpu)
+        took = run.hz(vault, "reindex")
+        times.append(took.wall_ms / 1000)
+        cpu.append(took.cpu_ms / 1000)
     return times, cpu
 
 
@@ -124,12 +101,8 @@ def bench_in_process(vault: Path, queries: list[str]) -> dict:
     hits = [len(recall.search(q, mode="keyword", all_scopes=True)) for q in queries]  # warm-up pass
     timings = {}
     for label, sync in (("sync", True), ("nosync", False)):
-        ms = []
-        for q in queries:
-            start = time.perf_counter()
-            recall.search(q, mode="keyword", all_scopes=True, sync=sync)
-            ms.append((time.perf_counter() - start) * 1000)
-        timings[label] = summary(ms)
+        ms = [clock(recall.search, q, mode="keyword", all_scopes=True, sync=sync)[0] for q in queries]
+        timings[label] = summary(ms, 2)
     timings["queries_with_hits"] = sum(1 for h in hits if h)
     return timings
 
@@ -148,40 +121,20 @@ def bench_whole_process(run: Runner, vault: Path, queries: list[str], runs: int)
     rebuilt = False
     for i in range(-3, runs):  # three warm-up rounds, not counted
         for key, argv in commands.items():
-            seconds, proc = run.timed(argv(max(i, 0)))
-            rebuilt |= "rebuild" in proc.stderr
+            took = run.timed(argv(max(i, 0)))
+            rebuilt |= "rebuild" in took.err
             if i >= 0:
-                times[key].append(seconds * 1000)
-                cpu[key].append(run.cpu * 1000)
-    out = {k: summary(v) for k, v in times.items()}
+                times[key].append(took.wall_ms)
+                cpu[key].append(took.cpu_ms)
+    out = {k: summary(v, 2) for k, v in times.items()}
     out["cpu_ms"] = {k: summary(v, 1) for k, v in cpu.items()}  # user + sys: less sensitive to other load
-    out["ratio_search_to_python"] = round(out["hafiza_search"]["median"] / out["python_pass"]["median"], 2)
-    out["ratio_search_to_whoosh_import"] = round(out["hafiza_search"]["median"] / out["import_whoosh"]["median"], 2)
+    out["ratio_search_to_python"] = round(out["hafiza_search"]["p50"] / out["python_pass"]["p50"], 2)
+    out["ratio_search_to_whoosh_import"] = round(out["hafiza_search"]["p50"] / out["import_whoosh"]["p50"], 2)
     out["index_rebuilt_during_search"] = rebuilt
     return out
 
 
 # --------------------------------------------------------------------------- reporting
-
-def machine() -> dict:
-    from common import cpu_model
-
-    cpu = cpu_model()
-    try:
-        from importlib.metadata import version
-        whoosh = version("whoosh3")
-    except Exception:
-        whoosh = "?"
-    try:
-        commit = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "-C", str(HERE.parent), "status", "--porcelain", "--", ":!bench"],
-                                    capture_output=True, text=True).stdout.strip())
-    except OSError:
-        commit, dirty = "?", False
-    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "loadavg_1m": round(os.getloadavg()[0], 2),
-            "platform": platform.platform(), "whoosh3": whoosh, "commit": commit + ("+dirty" if dirty else "")}
 
 
 def table(results: list[dict]) -> str:
@@ -191,12 +144,12 @@ def table(results: list[dict]) -> str:
     rows = []
     for r in results:
         ip, wp = r["in_process_ms"], r["whole_process_ms"]
-        rows.append([f"{r['n']:,}", f"{r['import_s']['median']:.2f}", f"{r['reindex_s']['median']:.2f}",
-                     f"{ip['sync']['median']:.1f} / {ip['sync']['p95']:.1f}",
-                     f"{ip['nosync']['median']:.1f} / {ip['nosync']['p95']:.1f}",
-                     f"{wp['hafiza_search']['median']:.1f} / {wp['hafiza_search']['p95']:.1f}",
-                     f"{wp['hafiza_search_keyword']['median']:.1f} / {wp['hafiza_search_keyword']['p95']:.1f}",
-                     f"{wp['python_pass']['median']:.1f}", f"{wp['import_whoosh']['median']:.1f}",
+        rows.append([f"{r['n']:,}", f"{r['import_s']['p50']:.2f}", f"{r['reindex_s']['p50']:.2f}",
+                     f"{ip['sync']['p50']:.1f} / {ip['sync']['p95']:.1f}",
+                     f"{ip['nosync']['p50']:.1f} / {ip['nosync']['p95']:.1f}",
+                     f"{wp['hafiza_search']['p50']:.1f} / {wp['hafiza_search']['p95']:.1f}",
+                     f"{wp['hafiza_search_keyword']['p50']:.1f} / {wp['hafiza_search_keyword']['p95']:.1f}",
+                     f"{wp['python_pass']['p50']:.1f}", f"{wp['import_whoosh']['p50']:.1f}",
                      f"{wp['ratio_search_to_python']:.1f}×"])
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -208,7 +161,7 @@ def verdicts(results: list[dict]) -> list[str]:
     for r in results:
         if r["n"] != 5000:
             continue
-        s, x = r["whole_process_ms"]["hafiza_search"]["median"], r["reindex_s"]["median"]
+        s, x = r["whole_process_ms"]["hafiza_search"]["p50"], r["reindex_s"]["p50"]
         out.append(f"`hafiza search` at 5,000: {s:.0f} ms median (target ≤ {TARGET_SEARCH_MS:.0f} ms): "
                    f"{'PASS' if s <= TARGET_SEARCH_MS else 'FAIL'}")
         out.append(f"reindex of 5,000: {x:.2f} s median (target ≤ {TARGET_REINDEX_S:.0f} s): "
@@ -236,8 +189,8 @@ def markdown(report: dict) -> str:
         "| memories | import s | reindex s | `hafiza search` ms | `search --mode keyword` ms | `python -c pass` ms "
         "| `import whoosh.index` ms |",
         "|---|---|---|---|---|---|---|",
-        *[f"| {r['n']:,} | {r['import_cpu_s']['median']:.2f} | {r['reindex_cpu_s']['median']:.2f} | " + " | ".join(
-          f"{r['whole_process_ms']['cpu_ms'][k]['median']:.0f}" for k in
+        *[f"| {r['n']:,} | {r['import_cpu_s']['p50']:.2f} | {r['reindex_cpu_s']['p50']:.2f} | " + " | ".join(
+          f"{r['whole_process_ms']['cpu_ms'][k]['p50']:.0f}" for k in
           ("hafiza_search", "hafiza_search_keyword", "python_pass", "import_whoosh")) + " |"
           for r in report["results"]],
         "",
@@ -246,7 +199,7 @@ def markdown(report: dict) -> str:
         f"all_scopes=True)` over {c['queries']} generated TR/EN queries after a warm-up pass (it syncs against "
         f"the files on every call; `sync=False` is the query alone). Whole process: `hafiza search --all-scopes` "
         f"wall clock over {c['cli_runs']} runs, interleaved with the two Python baselines and "
-        f"`search --mode keyword`; HAFIZA_EMBEDDER={c['embedder']}, bytecode {c['bytecode']}. Memories and queries: bench/gen.py, seed {c['seed']}.",
+        f"`search --mode keyword`; HAFIZA_EMBEDDER={c['embedder']}, bytecode {c['bytecode']}. Memories and queries: tests/gen.py, seed {c['seed']}.",
         "",
     ]
     return "\n".join(lines)
@@ -295,9 +248,9 @@ def main(argv=None) -> int:
             rei, rei_cpu = bench_reindex(run, vault, args.runs)
             print(f"  reindex  {[round(t, 2) for t in rei]} s", file=sys.stderr)
             inproc = bench_in_process(vault, queries)
-            print(f"  in-proc  {inproc['sync']['median']} ms median", file=sys.stderr)
+            print(f"  in-proc  {inproc['sync']['p50']} ms median", file=sys.stderr)
             whole = bench_whole_process(run, vault, queries, args.cli_runs)
-            print(f"  process  {whole['hafiza_search']['median']} ms median", file=sys.stderr)
+            print(f"  process  {whole['hafiza_search']['p50']} ms median", file=sys.stderr)
             results.append({"n": n, "import_s": summary(imp), "reindex_s": summary(rei),
                             "import_cpu_s": summary(imp_cpu), "reindex_cpu_s": summary(rei_cpu),
                             "in_process_ms": inproc, "whole_process_ms": whole, "vault": str(vault)})
@@ -308,7 +261,7 @@ def main(argv=None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
     today = dt.date.today().isoformat()
-    report = {"date": today, "machine": machine(), "load_before": load_before,
+    report = {"date": today, "machine": machine(whoosh3=importlib.metadata.version("whoosh3")), "load_before": load_before,
               "config": {"sizes": sizes, "runs": args.runs, "queries": len(queries), "cli_runs": args.cli_runs,
                          "seed": args.seed, "embedder": args.embedder, "bytecode": args.bytecode},
               "targets": {"hafiza_search_median_ms_at_5000": TARGET_SEARCH_MS, "reindex_s_at_5000": TARGET_REINDEX_S},
@@ -322,7 +275,6 @@ def main(argv=None) -> int:
     for v in report["verdicts"]:
         print(v)
     if args.save:
-        from common import save
 
         save("search", today, report, markdown(report))
     return 0

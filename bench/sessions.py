@@ -1,4 +1,4 @@
-"""Conversation search against plain BM25 on multi-session dialogue with known answers (TR and EN).
+"""Does conversation search beat plain BM25 on multi-session dialogue with known answers (TR and EN)?
 
     python bench/sessions.py [--save]
 

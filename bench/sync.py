@@ -1,4 +1,6 @@
-"""Sync across machines (issue 15): M machines x E edits each, merged through one bare remote.
+"""How long does sync take across machines, and does every edit arrive?
+
+Sync across machines (issue 15): M machines x E edits each, merged through one bare remote.
 
     .venv/bin/python bench/sync.py --machines 10 --edits 100 --save
 
@@ -18,7 +20,6 @@ import argparse
 import datetime as dt
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import save  # noqa: E402
+from common import median, save  # noqa: E402
 
 
 def main() -> None:
@@ -102,7 +103,7 @@ def run(tmp: Path, args) -> dict:
     return {
         "machines": args.machines, "edits_per_machine": args.edits, "memories_at_start": args.memories,
         "editing_seconds": round(editing, 1), "syncs": rounds,
-        "sync_seconds_median": round(statistics.median(r["seconds"] for r in rounds), 3),
+        "sync_seconds_median": round(median(r["seconds"] for r in rounds), 3),
         "sync_seconds_max": max(r["seconds"] for r in rounds),
         "noop_sync_process_ms": idle["sync"], "python_pass_ms": idle["pass"],
         "same_tree_everywhere": len(trees) == 1, "unparsable": len(errors),
@@ -128,7 +129,7 @@ def _idle(root: Path, runs: int = 7) -> dict:
             t = time.perf_counter()
             subprocess.run(argv, check=True, capture_output=True)
             times[name].append((time.perf_counter() - t) * 1000)
-    return {k: round(statistics.median(v)) for k, v in times.items()}
+    return {k: round(median(v)) for k, v in times.items()}
 
 
 def markdown(r: dict) -> str:

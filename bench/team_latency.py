@@ -1,9 +1,9 @@
-"""What one team vault adds to the prompt hook, cold and warm (issue 15: keep the prompt path fast).
+"""What does one team vault add to the prompt hook, cold and warm (issue 15: keep the prompt path fast)?
 
     .venv/bin/python bench/team_latency.py                         # 5,000 personal + 1,000 team, 30 rounds
     .venv/bin/python bench/team_latency.py --personal 1000 --team 500 --runs 10   # quick look
 
-A personal vault of --personal memories and a team vault of --team (bench/gen.py, different seeds) are
+A personal vault of --personal memories and a team vault of --team (tests/gen.py, different seeds) are
 built keyword-only (`hafiza import`, HAFIZA_EMBEDDER=none). Four hook variants run the command
 `hafiza install` writes (hook_latency.hook_command) on a real Claude Code payload, interleaved round
 by round so they share the machine's noise:
@@ -25,8 +25,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,15 +33,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
-from hook_latency import hook_command, log, payload, pct, projects, screen, timed, transcripts  # noqa: E402
+from common import gen  # noqa: E402
+from common import log, measure, median, percentile, run  # noqa: E402
+from vaults import hook_command, payload, projects, screen, transcripts  # noqa: E402
 
 VARIANTS = ("cold_none", "cold_team", "warm_none", "warm_team")
 
 
 def hafiza(vault: Path, *args: str, env: dict) -> None:
-    subprocess.run([sys.executable, "-m", "hafiza.cli.main", "--vault", str(vault), *args], env=env, check=True,
-                   capture_output=True, text=True)
+    run([sys.executable, "-m", "hafiza.cli.main", "--vault", str(vault), *args], env)
 
 
 def build(work: Path, name: str, n: int, seed: int, env: dict) -> Path:
@@ -76,6 +74,7 @@ def main(argv=None) -> int:
     ap.add_argument("--workdir")
     args = ap.parse_args(argv)
     work = Path(args.workdir or tempfile.mkdtemp(prefix="hafiza-team-latency-"))
+    work.mkdir(parents=True, exist_ok=True)
     base = {k: v for k, v in os.environ.items() if not k.startswith("HAFIZA_")}
     base["HAFIZA_EMBEDDER"] = "none"
     log(f"building {args.personal} + {args.team} memories in {work}")
@@ -101,22 +100,22 @@ def main(argv=None) -> int:
             prompt, cwd, script = prompts[max(i, 0) % len(prompts)]
             order = VARIANTS[i % 4:] + VARIANTS[:i % 4]
             for key in order:
-                ms, _, out = timed(hook_command(python), envs[key], cwd, input=payload(prompt, cwd, script))
+                ms, _, out, _ = measure(hook_command(python), envs[key], cwd, input=payload(prompt, cwd, script))
                 if i >= 0:
                     wall[key].append(ms)
                     injected[key] += "<hafiza-recall>" in out
                     team_hits[key] += "vault: team" in out
-        served = {k: json.loads(subprocess.run([python, "-m", "hafiza.cli.main", "daemon", "status", "--json"],
-                                               env=envs[k], capture_output=True, text=True).stdout or "{}")
+        served = {k: json.loads(run([python, "-m", "hafiza.cli.main", "daemon", "status", "--json"], envs[k],
+                                    check=False).stdout or "{}")
                   .get("served") for k in VARIANTS if k.startswith("warm")}
     finally:
         for key in VARIANTS:
             if key.startswith("warm"):
-                subprocess.run([python, "-m", "hafiza.cli.main", "daemon", "stop"], env=envs[key], capture_output=True)
-    p50 = {k: round(statistics.median(v), 1) for k, v in wall.items()}
+                run([python, "-m", "hafiza.cli.main", "daemon", "stop"], envs[key], check=False)
+    p50 = {k: round(median(v), 1) for k, v in wall.items()}
     report = {
         "personal": args.personal, "team": args.team, "runs": args.runs,
-        "p50_ms": p50, "p95_ms": {k: round(pct(v, 95), 1) for k, v in wall.items()},
+        "p50_ms": p50, "p95_ms": {k: round(percentile(v, 95), 1) for k, v in wall.items()},
         "ratio_team_to_none": {"cold": round(p50["cold_team"] / p50["cold_none"], 2),
                                "warm": round(p50["warm_team"] / p50["warm_none"], 2)},
         "injected": injected, "with_a_team_hit": team_hits, "warm_served": served,

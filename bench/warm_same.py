@@ -1,4 +1,6 @@
-"""Whether a change leaves the warm process's recall as it was: every hit, in order, with its score, its
+"""Does a change leave the warm process's recall exactly as it was?
+
+Whether a change leaves the warm process's recall as it was: every hit, in order, with its score, its
 explanation and every field the hooks show, from a prepared Recall (as the warm process holds it) of two
 codes, on bench/recall's prompts (tuning, held-out, fresh) and on a large vault's generated prompts.
 
@@ -30,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 SETS = ("prompts.jsonl", "heldout.jsonl", "fresh.jsonl")
-GENERATED = 200  # prompts for a large vault (bench/gen.py queries)
+GENERATED = 200  # prompts for a large vault (tests/gen.py queries)
 NEAREST = 50  # --nearest: the meaning channel's GATHER
 
 
@@ -115,7 +117,8 @@ def main(argv=None) -> int:
     ap.add_argument("--nearest", action="store_true", help="also compare the meaning channel's 50 nearest")
     args = ap.parse_args(argv)
     from common import snapshot
-    from gen import queries
+    from common import gen
+    queries = gen.queries
 
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)

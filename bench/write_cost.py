@@ -1,4 +1,4 @@
-"""What the hardening costs on the write path: `hafiza remember` and `hafiza import`, two revisions, one run.
+"""What does a change cost `hafiza remember` and `hafiza import`? Two revisions, interleaved in one run.
 
     .venv/bin/python bench/write_cost.py                       # 978d9b4 (before) against HEAD
     .venv/bin/python bench/write_cost.py --old REV --new REV --rounds 15 --save
@@ -10,7 +10,7 @@ from frozen copies (bench/common.py's snapshot) in the same rounds, old and
 new alternating, so the machine's noise falls on both alike: read the ratio.
 
 - remember: one `hafiza remember` whole process into a vault of `--size`
-  memories (bench/gen.py), wall clock and CPU time (user + sys, git included),
+  memories (tests/gen.py), wall clock and CPU time (user + sys, git included),
   median of `--rounds`;
 - import: `hafiza import` of `--import-items` memories into a fresh vault,
   median of `--import-runs`.
@@ -25,39 +25,30 @@ import argparse
 import datetime as dt
 import json
 import os
-import resource
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import gen  # noqa: E402
-from common import cpu_model, save, snapshot  # noqa: E402
+from common import gen  # noqa: E402
+from common import Timing, cpu_model, measure, median, save, snapshot  # noqa: E402
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com", "GIT_COMMITTER_NAME": "Bench",
            "GIT_COMMITTER_EMAIL": "bench@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
 
 
-def timed(code: Path, vault: Path, *args: str) -> tuple[float, float]:
-    """(wall, cpu) seconds of one `hafiza ARGS` process run from the snapshot at `code`."""
+def hafiza(code: Path, vault: Path, *args: str) -> Timing:
+    """One `hafiza ARGS` process run from the snapshot at `code`."""
     env = {**os.environ, **GIT_ENV, "HAFIZA_VAULT": str(vault), "HAFIZA_EMBEDDER": "none", "HAFIZA_DAEMON": "0",
            "PYTHONPATH": str(code), "GIT_CONFIG_GLOBAL": str(vault.parent / "gitconfig")}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "hafiza.cli.main", *args], env=env, check=True, capture_output=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return measure([sys.executable, "-m", "hafiza.cli.main", *args], env)
 
 
-def median(pairs: list[tuple[float, float]]) -> dict:
-    return {"wall_ms": round(statistics.median(w for w, _ in pairs) * 1000, 1),
-            "cpu_ms": round(statistics.median(c for _, c in pairs) * 1000, 1), "runs": len(pairs)}
+def medians(runs: list[Timing]) -> dict:
+    return {"wall_ms": round(median(t.wall_ms for t in runs), 1), "cpu_ms": round(median(t.cpu_ms for t in runs), 1),
+            "runs": len(runs)}
 
 
 def main(argv=None) -> None:
@@ -84,27 +75,27 @@ def main(argv=None) -> None:
     vaults = {}
     for key, code in codes.items():
         vaults[key] = work / f"vault-{key}"
-        timed(code, vaults[key], "init")
-        timed(code, vaults[key], "import", str(data))
+        hafiza(code, vaults[key], "init")
+        hafiza(code, vaults[key], "import", str(data))
         print(f"{key} ({shas[key]}): vault of {args.size:,} ready", flush=True)
 
     remember = {"old": [], "new": []}
     for n in range(args.rounds):
         for key in (("old", "new") if n % 2 == 0 else ("new", "old")):
-            remember[key].append(timed(codes[key], vaults[key], "remember", f"Round {n}: the staging queue drains at "
+            remember[key].append(hafiza(codes[key], vaults[key], "remember", f"Round {n}: the staging queue drains at "
                                        f"{n:02d}:30 and pages on-call when it backs up."))
     imports = {"old": [], "new": []}
     for n in range(args.import_runs):
         for key in (("old", "new") if n % 2 == 0 else ("new", "old")):
             fresh = work / f"import-{key}-{n}"
-            timed(codes[key], fresh, "init")
-            imports[key].append(timed(codes[key], fresh, "import", str(small)))
+            hafiza(codes[key], fresh, "init")
+            imports[key].append(hafiza(codes[key], fresh, "import", str(small)))
 
     report = {"date": dt.date.today().isoformat(), "machine": {"cores": os.cpu_count(), "cpu": cpu_model(),
               "python": sys.version.split()[0], "load_avg": os.getloadavg()[0]},
               "old": shas["old"], "new": shas["new"], "size": args.size,
-              "remember": {k: median(v) for k, v in remember.items()},
-              "import": {k: median(v) for k, v in imports.items()}, "import_items": args.import_items}
+              "remember": {k: medians(v) for k, v in remember.items()},
+              "import": {k: medians(v) for k, v in imports.items()}, "import_items": args.import_items}
     rows = []
     for what, label in (("remember", f"`hafiza remember` into {args.size:,} memories"),
                         ("import", f"`hafiza import` of {args.import_items:,} memories")):

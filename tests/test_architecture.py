@@ -229,3 +229,23 @@ def test_the_library_does_not_read_the_environment():
             if uses and rel not in ENVIRON_ALLOWED:
                 found += [f"{rel}:{line}" for line in uses]
     assert found == []
+
+
+def test_the_tests_do_not_import_benchmark_code():
+    """bench/ is a tool that uses the tests' generators and sets (tests/gen.py, tests/statements_corpus.py), not
+    the reverse: a test that imported a benchmark would break whenever the benchmark changed."""
+    tests = ROOT / "tests"
+    bench = {path.stem for path in (ROOT / "bench").rglob("*.py")} - {path.stem for path in tests.glob("*.py")}
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text, filename=str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {name}" for name in names
+                      if name.split(".")[0] in bench | {"bench"}]
+            target = node.func if isinstance(node, ast.Call) else node.targets[0] if isinstance(node, ast.Assign) else None
+            if target is not None and ast.get_source_segment(text, target).startswith("sys.path") \
+                    and "bench" in ast.get_source_segment(text, node):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} puts bench/ on sys.path")
+    assert found == []

@@ -1,8 +1,6 @@
 """Capture: explicit statements in sessions become proposals in the inbox (a review branch), without a model."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +15,7 @@ from hafiza.vault.review import Review
 from secrets_corpus import SECRETS
 from test_sessions import home  # noqa: F401  (the fixture: a HOME with the recorded transcripts)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "capture"))
-from statements import EXPLICIT, HELD_OUT_EXPLICIT, HELD_OUT_LOOKALIKES, LOOKALIKES  # noqa: E402
+from statements_corpus import EXPLICIT, HELD_OUT_EXPLICIT, HELD_OUT_LOOKALIKES, LOOKALIKES
 
 
 def turns(*texts, session="s-1", role="user"):

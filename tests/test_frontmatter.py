@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -16,8 +14,7 @@ from hafiza.vault import model
 from hafiza.vault.frontmatter import emit, read
 from hafiza.vault.ids import slugify
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import gen  # noqa: E402
+import gen
 
 # What PyYAML reads or writes specially, and ordinary letters around it.
 TRICKY = [*" :#,?[]{}&*!|>'\"%@`-~.<=+_/\\\t\n\r\x85\xa0\u2028\u2029\ufeff\u200b\x00\x7f",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validate the curator set (labels.json against memories.jsonl and the built `shop` project); print counts.
+"""Is the curator set whole (labels.json against memories.jsonl and the built `shop` project)? Prints counts.
 
     python3 bench/curate/check.py              # checks + counts; exit 1 on any error
     python3 bench/curate/check.py --markdown   # also print the README count table

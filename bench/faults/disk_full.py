@@ -1,4 +1,4 @@
-"""Every write command on a disk filled to the brim: it lands, or it is refused in one clear line.
+"""Does every write command, on a disk filled to the brim, land or refuse in one clear line?
 
     .venv/bin/python bench/faults/disk_full.py [--size 8m] [--step-kb 16] [--max-kb 256] [--commands remember,undo]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -16,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent))
 
-from common import cpu_model  # noqa: E402
+from common import machine as described  # noqa: E402
 
 IDENTITY = {"GIT_AUTHOR_NAME": "Fault Suite", "GIT_AUTHOR_EMAIL": "faults@example.com",
             "GIT_COMMITTER_NAME": "Fault Suite", "GIT_COMMITTER_EMAIL": "faults@example.com",
@@ -165,10 +164,4 @@ def wait_group_gone(pgid: int, timeout: float = 5.0) -> bool:
 def machine() -> dict:
     """Facts that bear on the figures: cores, Python, git, and which hafiza ran."""
     git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", ":!bench"],
-                                capture_output=True, text=True).stdout.strip())
-    return {"nproc": os.cpu_count(), "cpu": cpu_model(), "python": platform.python_version(),
-            "git": re.sub(r"^git version ", "", git_version), "platform": platform.platform(),
-            "commit": commit + ("+dirty" if dirty else ""), "loadavg_1m": round(os.getloadavg()[0], 2)}
+    return described(git=re.sub(r"^git version ", "", git_version))

@@ -1,4 +1,4 @@
-"""kill -9 an import at random moments: after each kill the vault must hold the whole import or none of it.
+"""After kill -9 of an import at a random moment, does the vault hold the whole import or none of it?
 
     .venv/bin/python bench/faults/kill_import.py [--trials 10] [--items 2000] [--seed 7] [--embedder hash]
 

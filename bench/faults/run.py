@@ -1,4 +1,4 @@
-"""The fault suite: kill -9 of imports, every write on a full disk, and the fast fault tests.
+"""Do the fault guarantees hold: kill -9 of imports, every write on a full disk, the fast fault tests?
 
     .venv/bin/python bench/faults/run.py            # run, print the figures
     .venv/bin/python bench/faults/run.py --save     # and write bench/results/faults-YYYY-MM-DD.{json,md} (make faults)

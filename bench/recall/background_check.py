@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which background sentences (indexer/data/background.txt) repeat or paraphrase a set prompt (stdlib only).
+"""Which background sentences (indexer/data/background.txt) repeat or paraphrase a set prompt? (stdlib only)
 
     python3 bench/recall/background_check.py                  # prompts.jsonl and heldout.jsonl
     python3 bench/recall/background_check.py --nearest 3      # also each line's 3 nearest prompts

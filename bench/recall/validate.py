@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validate the hafiza recall set and print its counts (stdlib only).
+"""Is the hafiza recall set well formed? Prints its counts (stdlib only).
 
     python3 bench/recall/validate.py            # checks + counts, exit 1 on error
     python3 bench/recall/validate.py --markdown # also print the README count tables

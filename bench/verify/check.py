@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validate the verifier set (memories.jsonl, extract.jsonl) against a fresh build of the `app` fixture; print counts.
+"""Is the verifier set whole against a fresh build of the `app` fixture? Prints counts.
 
     python3 bench/verify/check.py              # checks + counts; exit 1 on any error
     python3 bench/verify/check.py --markdown   # also print the README count tables

@@ -1,8 +1,8 @@
-"""Generate realistic, varied memories (and queries) for the benchmarks.
+"""Realistic, varied memories and queries (Turkish and English), for the tests and the benchmarks.
 
-    python bench/gen.py 5000 > memories.jsonl
-    python bench/gen.py 5000 --seed 7 --out memories.jsonl
-    python bench/gen.py --queries 200 > queries.txt
+    python tests/gen.py 5000 > memories.jsonl
+    python tests/gen.py 5000 --seed 7 --out memories.jsonl
+    python tests/gen.py --queries 200 > queries.txt
 
 Each memory is one line of `hafiza import` JSONL:
 {title, text, type, tags, scope, created[, aliases, last_used]}. Turkish,
