@@ -1,4 +1,4 @@
-"""How fast `hafiza ui` answers on a large vault: the memories screen (its first page, a far page, a label
+"""How fast does `hafiza ui` answer on a large vault? The memories screen (its first page, a far page, a label
 filter with a sort) and a search, over HTTP against the real server on 127.0.0.1, each request's time taken
 as the browser would wait for it (connect, send, the whole page read).
 
@@ -6,7 +6,7 @@ Targets (issue 33): on 20,000 memories the memories screen under 300 ms and a se
 Also the first page after a `hafiza remember` made elsewhere (the write itself untimed): the rows it changed are
 read again, not every row. Timed interleaved with `python -c pass` (the machine is shared: a slow round shows in the baseline too), one
 round of each request per pass, after two warm-up passes (the server reads the rows once, then on change).
-The vault is built once by `hafiza init` and one `hafiza import` of bench/gen.py's memories; keyword recall
+The vault is built once by `hafiza init` and one `hafiza import` of tests/gen.py's memories; keyword recall
 (HAFIZA_EMBEDDER=none): meaning and hybrid search go to the warm recall process, measured in bench/scale.py.
 
     .venv/bin/python bench/ui.py [--size 20000] [--rounds 30] [--workdir /tmp/hafiza-bench-ui] [--save]
@@ -19,7 +19,6 @@ import datetime as dt
 import http.client
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import common  # noqa: E402
-import gen  # noqa: E402
+from common import clock, gen, median, percentile, run  # noqa: E402
 
 TARGETS_MS = {"memories": 300, "search": 200}
 
@@ -42,11 +41,10 @@ def build(work: Path, size: int, env: dict) -> Path:
     source = work / f"memories-{size}.jsonl"
     source.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in gen.memories(size)))
     env = {**env, "HAFIZA_VAULT": str(vault)}
-    subprocess.run([sys.executable, "-m", "hafiza.cli.main", "init"], env=env, check=True, capture_output=True)
-    print(f"importing {size:,} memories ...", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "hafiza.cli.main", "import", str(source)], env=env, check=True,
-                   capture_output=True)
-    subprocess.run([sys.executable, "-m", "hafiza.cli.main", "reindex"], env=env, check=True, capture_output=True)
+    run([sys.executable, "-m", "hafiza.cli.main", "init"], env)
+    common.log(f"importing {size:,} memories ...")
+    run([sys.executable, "-m", "hafiza.cli.main", "import", str(source)], env)
+    run([sys.executable, "-m", "hafiza.cli.main", "reindex"], env)
     (work / f"vault-{size}.done").touch()
     return vault
 
@@ -72,9 +70,7 @@ class Session:
         return response.status, {k.lower(): v for k, v in response.getheaders()}, body
 
     def timed(self, path: str) -> float:
-        started = time.perf_counter()
-        status, _, body = self.get(path)
-        took = (time.perf_counter() - started) * 1000
+        took, (status, _, body) = clock(self.get, path)
         if status != 200 or b"<table" not in body:
             raise SystemExit(f"{path}: {status}")
         return took
@@ -117,8 +113,7 @@ def main(argv=None) -> int:
             base_ms = common.python_pass() * 1000
             took = {name: session.timed(paths[n % len(paths)]) for name, paths in asked.items()}
             # A write from elsewhere (untimed), then the list: the rows it changed are read again, not all 20,000.
-            subprocess.run([sys.executable, "-m", "hafiza.cli.main", "remember", f"bench ui round {n} {time.time()}"],
-                           env=vault_env, check=True, capture_output=True)
+            run([sys.executable, "-m", "hafiza.cli.main", "remember", f"bench ui round {n} {time.time()}"], vault_env)
             took["memories, after a remember"] = session.timed("/")
             if n >= 2:  # two warm-up passes: the rows are read once, the page cache warms
                 base.append(base_ms)
@@ -128,9 +123,9 @@ def main(argv=None) -> int:
         server.terminate()
         server.wait(10)
     report = {"date": dt.date.today().isoformat(), "memories": args.size, "rounds": args.rounds,
-              "cpu": common.cpu_model(), "python_pass_ms": round(statistics.median(base), 1),
-              "median_ms": {k: round(statistics.median(v), 1) for k, v in times.items()},
-              "p90_ms": {k: round(sorted(v)[int(0.9 * (len(v) - 1))], 1) for k, v in times.items()},
+              "cpu": common.cpu_model(), "python_pass_ms": round(median(base), 1),
+              "median_ms": {k: round(median(v), 1) for k, v in times.items()},
+              "p90_ms": {k: round(percentile(v, 90), 1) for k, v in times.items()},
               "targets_ms": TARGETS_MS}
     return common.publish("ui", report, markdown(report), args.save)
 

@@ -72,7 +72,7 @@ class Hold:
 
     def recall(self):
         if self._recall is None:
-            from hafiza.indexer.recall import open_recall
+            from hafiza.indexer.vaults import open_recall
 
             self._recall, _ = open_recall(self.root, "keyword", embedder=self.settings, notice=lambda _: None)
         return self._recall
