@@ -19,6 +19,7 @@ sync and git's merge driver (`reconcile`) never refuse: they keep both texts
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import conflicts, model
 from .errors import FrontmatterError
@@ -150,33 +151,66 @@ def _notes(base: str, ours: str, theirs: str) -> str:
     return text.strip("\n")
 
 
+class _Dated(NamedTuple):
+    """A value as the merge compares it: its folded form (facts.key) and the day it began."""
+
+    value: str
+    since: str | None
+
+
+def _dated(entry) -> _Dated:
+    from .facts import key
+
+    return _Dated(key(entry.value), entry.since)
+
+
 def _values(base, ours, theirs, clashes: list):
-    """One attribute's values from both sides (facts.Attribute or None each), newest first."""
-    from .facts import Attribute, Entry, key
+    """One attribute's values from both sides (facts.Attribute or None each), newest first; its name is added
+    to `clashes` where the two sides' current values differ."""
+    from .facts import Attribute, key
 
     sides = [a for a in (ours, theirs) if a is not None]
-    by_key: dict[tuple, list] = {}
-    for side in sides:
-        for entry in side.entries:
-            by_key.setdefault((key(entry.value), entry.since), []).append(entry)
-    if base is not None and len(sides) == 2:  # a value one side took out by hand since the ancestor stays out
-        for entry in base.entries:
-            k = (key(entry.value), entry.since)
-            if k in by_key and not all(any((key(e.value), e.since) == k for e in s.entries) for s in sides):
-                del by_key[k]
+    found = _by_value(sides)
+    if base is not None and len(sides) == 2:
+        _drop_taken_out(found, base, sides)
     if ours and theirs and ours.current and theirs.current and key(ours.current.value) != key(theirs.current.value):
         clashes.append(ours.name)
-    # Newest first; among values of the same date, ours first (our machine's current value stays current).
-    order = list(by_key)
-    out: list = []
-    for k in sorted(order, key=lambda k: (k[1] or "", -order.index(k)), reverse=True):
-        found = by_key[k]
-        ends = [e.until for e in found if e.until]
-        if out and out[-1].since:
-            ends.append(out[-1].since)  # closed where the next value began, at the latest
-        out.append(Entry(found[0].value, k[1], min(ends) if ends and (out or any(e.until for e in found)) else None))
     other = list(dict.fromkeys([*(ours.other if ours else []), *(theirs.other if theirs else [])]))
-    return Attribute((ours or theirs).name, out, other)
+    return Attribute((ours or theirs).name, _history(found), other)
+
+
+def _by_value(sides: list) -> dict[_Dated, list]:
+    """Every entry of the sides by its dated value, ours first."""
+    found: dict[_Dated, list] = {}
+    for side in sides:
+        for entry in side.entries:
+            found.setdefault(_dated(entry), []).append(entry)
+    return found
+
+
+def _drop_taken_out(found: dict[_Dated, list], base, sides: list) -> None:
+    """A value of the ancestor that one side took out by hand stays out."""
+    for entry in base.entries:
+        dated = _dated(entry)
+        if dated in found and not all(dated in {_dated(e) for e in side.entries} for side in sides):
+            del found[dated]
+
+
+def _history(found: dict[_Dated, list]) -> list:
+    """The values newest first, among values of the same day ours first (our machine's current value stays
+    current), each closed where the next newer one began, at the latest."""
+    from .facts import Entry
+
+    seen = list(found)
+    out: list = []
+    for dated in sorted(seen, key=lambda d: (d.since or "", -seen.index(d)), reverse=True):
+        entries = found[dated]
+        ends = [e.until for e in entries if e.until]
+        if out and out[-1].since:
+            ends.append(out[-1].since)
+        closed = min(ends) if ends and (out or any(e.until for e in entries)) else None
+        out.append(Entry(entries[0].value, dated.since, closed))
+    return out
 
 
 def _union(ours: bytes, theirs: bytes) -> bytes:
