@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from hafiza.vault import changes
 from hafiza.vault.conflicts import readable
@@ -25,12 +26,27 @@ from hafiza.vault.text import first_line
 
 from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, SNIPPET_CHARS, TAG_SEPARATOR, schema
 
+if TYPE_CHECKING:
+    from .manifest import Row
+
 SYNCED = "synced"    # .hafiza/synced: the stamps (manifest mtime, change-log position, index generation) the index
                      # last matched
 MANIFEST = "manifest.db"
 MISNAMED = "misnamed"  # .hafiza/misnamed: the manifest's misnamed ids, with the manifest version read (_version)
 COMPACT_MIN_DOCS = 1_000  # a segment this big, mostly deleted documents, is rewritten by a full sync
-DROP, ADD, UPDATE = "drop", "add", "update"  # the changes of a sync (Index._changes)
+DROP, ADD, UPDATE = "drop", "add", "update"  # the index's changes of a sync (FileChange.index)
+ADDED, CHANGED, REMOVED = "added", "changed", "removed"  # how a file's change counts in the SyncReport
+
+
+class FileChange(NamedTuple):
+    """What one file's change asks of the manifest and the index (Index._file_changes)."""
+
+    name: str
+    row: Row | None             # its manifest row now; None: the file is gone
+    memory: object = None       # what it parsed to, for the manifest's catalog: a memory, or None
+    index: tuple = ()           # (DROP, document id), (ADD, fields), (UPDATE, fields), in order
+    counted: str | None = None  # ADDED, CHANGED or REMOVED in the report; None: unparsable or unchanged
+    unchanged: bool = False     # its content is the row's: only its mtime and size moved
 
 
 class Preview:
@@ -304,14 +320,16 @@ class Index:
         considered, `on_disk` those of them that exist (a row without a file is a deletion)."""
         report = SyncReport()
         writer = None
-        for change, value in self._changes(manifest, rows, on_disk, progress, report):
-            writer = writer or ix.writer(**writer_args)
-            if change == DROP:
-                _drop(writer, value)
-            elif change == ADD:
-                writer.add_document(**value)
-            else:
-                writer.update_document(**value)
+        for change in self._file_changes(manifest, rows, on_disk, progress):
+            _record(manifest, change, report)
+            for kind, value in change.index:
+                writer = writer or ix.writer(**writer_args)
+                if kind == DROP:
+                    _drop(writer, value)
+                elif kind == ADD:
+                    writer.add_document(**value)
+                else:
+                    writer.update_document(**value)
         if writer is not None:
             from . import cold
 
@@ -320,78 +338,74 @@ class Index:
         report.errors = manifest.errors()
         return report
 
-    def _changes(self, manifest, rows: dict, on_disk: dict, progress, report: SyncReport):
-        """What bringing the index up to the files takes, in order: (DROP, a file's document id), (ADD, a
-        memory's fields) and (UPDATE, a fact note attribute's fields), while `manifest` takes each file's row
-        and `report` counts. One walk serves the commit (`_apply`) and a search that ranks the writes in
-        memory instead (`preview`, pending.py), so that both see the same documents in the same order."""
+    def _file_changes(self, manifest, rows: dict, on_disk: dict, progress):
+        """What bringing the index up to the files takes, file by file: a FileChange for each file that moved
+        or is gone, read from the files and `manifest` (whose owners of an id must include the changes
+        recorded so far: each is recorded before the next is asked for). One walk serves the commit (`_apply`)
+        and a search that ranks the writes in memory instead (`preview`, pending.py), so that both see the
+        same documents in the same order."""
+        moved = [n for n, st in on_disk.items() if n not in rows or rows[n].stat != st]
+        for done, name in enumerate(moved, 1):
+            change = self._file_change(manifest, name, rows.get(name), on_disk)
+            yield change
+            if progress and change.memory is not None:
+                progress(done, len(moved))
+        for name in rows:
+            if name not in on_disk:
+                gone = rows[name].id
+                yield FileChange(name, None, index=((DROP, gone),) if gone else (), counted=REMOVED)
+
+    def _file_change(self, manifest, name: str, old, on_disk: dict) -> FileChange:
+        """What one moved file asks: read, parsed, checked for an id another file holds."""
         from hafiza.vault import model
 
-        moved = [n for n, st in on_disk.items() if n not in rows or tuple(rows[n][:2]) != st]
-        gone = [n for n in rows if n not in on_disk]
-        for done, name in enumerate(moved, 1):
-            path = self._path(name)
-            try:
-                text = read_text(path)
-            except NotRegularFile as exc:
-                manifest.put(name, [*on_disk[name], None, None, exc.reason])
-                continue
-            except UnicodeDecodeError:
-                manifest.put(name, [*on_disk[name], None, None, "not UTF-8 text"])
-                continue
-            except OSError as exc:
-                manifest.put(name, [*on_disk[name], None, None, f"unreadable: {exc.strerror or exc}"])
-                continue
-            digest = model.content_hash(text)
-            old = rows.get(name)
-            if old and old[2] == digest:
-                manifest.moved(name, *on_disk[name])
-                continue
-            if old and old[3]:
-                yield DROP, old[3]
-            if name.startswith(f"{FACTS}/"):
-                yield from self._note_changes(manifest, name, path, text, on_disk[name], digest, report, bool(old))
-                continue
-            try:
-                memory = model.parse(text, path)
-                owner = next((o for o in manifest.owners(memory.id)
-                              if o != name and (o in on_disk or os.path.lexists(self.memories_dir / o))), None)
-                if owner:
-                    raise model.FrontmatterError(path, f"duplicate id {memory.id!r}, also in {owner}")
-            except model.FrontmatterError as exc:
-                manifest.put(name, [*on_disk[name], digest, None, exc.reason])
-                continue
-            if not (old and old[3] == memory.id):
-                yield DROP, memory.id  # what update_document does, without its query (see _drop)
-            yield ADD, document(memory, digest)
-            manifest.put(name, [*on_disk[name], digest, memory.id, None], memory)
-            report.changed += bool(old)
-            report.added += not old
-            if progress:
-                progress(done, len(moved))
-        for name in gone:
-            if rows[name][3]:
-                yield DROP, rows[name][3]
-            manifest.drop(name)
-            report.removed += 1
+        from .manifest import Row
+
+        stat = on_disk[name]
+        path = self._path(name)
+        try:
+            text = read_text(path)
+        except NotRegularFile as exc:
+            return FileChange(name, Row(*stat, error=exc.reason))
+        except UnicodeDecodeError:
+            return FileChange(name, Row(*stat, error="not UTF-8 text"))
+        except OSError as exc:
+            return FileChange(name, Row(*stat, error=f"unreadable: {exc.strerror or exc}"))
+        digest = model.content_hash(text)
+        if old and old.hash == digest:
+            return FileChange(name, Row(*stat, digest, old.id, old.error), unchanged=True)
+        dropped = ((DROP, old.id),) if old and old.id else ()
+        counted = CHANGED if old else ADDED
+        if name.startswith(f"{FACTS}/"):
+            return self._note_change(name, path, text, stat, digest, dropped, counted)
+        try:
+            memory = model.parse(text, path)
+            owner = next((o for o in manifest.owners(memory.id)
+                          if o != name and (o in on_disk or os.path.lexists(self.memories_dir / o))), None)
+            if owner:
+                raise model.FrontmatterError(path, f"duplicate id {memory.id!r}, also in {owner}")
+        except model.FrontmatterError as exc:
+            return FileChange(name, Row(*stat, digest, error=exc.reason), index=dropped)
+        # Dropped before it is added: what update_document does, without its query (see _drop).
+        renamed = () if old and old.id == memory.id else ((DROP, memory.id),)
+        return FileChange(name, Row(*stat, digest, memory.id), memory,
+                          (*dropped, *renamed, (ADD, document(memory, digest))), counted)
 
     @staticmethod
-    def _note_changes(manifest, name, path, text, stat, digest, report, known):
-        """A fact note's changes: a document per attribute with a current value (indexer/facts.py)."""
+    def _note_change(name, path, text, stat, digest, dropped: tuple, counted: str) -> FileChange:
+        """A fact note's change: a document per attribute with a current value (indexer/facts.py)."""
         from hafiza.vault import facts
 
         from .facts import documents
+        from .manifest import Row
 
         try:
             note = facts.parse(text, path)
         except facts.FrontmatterError as exc:
-            manifest.put(name, [*stat, digest, None, exc.reason])
-            return
-        for doc in documents(note, digest):
-            yield UPDATE, doc
-        manifest.put(name, [*stat, digest, f"{FACT_DOC}{note.slug}", None])
-        report.changed += known
-        report.added += not known
+            return FileChange(name, Row(*stat, digest, error=exc.reason), index=dropped)
+        updates = tuple((UPDATE, doc) for doc in documents(note, digest))
+        return FileChange(name, Row(*stat, digest, f"{FACT_DOC}{note.slug}"), index=(*dropped, *updates),
+                          counted=counted)
 
     def preview(self, limit: int):
         """What a quick sync would change, without changing anything: a Preview of the documents it would
@@ -415,7 +429,10 @@ class Index:
         report = SyncReport()
         with manifest:  # read only: the Draft keeps the rows a sync would write
             draft = Draft(manifest)
-            found = list(self._changes(draft, manifest.rows(names), self._stat(names), None, report))
+            found = []
+            for change in self._file_changes(draft, manifest.rows(names), self._stat(names), None):
+                _record(draft, change, report)
+                found += change.index
             report.errors = draft.errors()
         return Preview(found, generation, stamps, report)
 
@@ -645,12 +662,25 @@ def _mtime(path: Path) -> int | None:
         return None
 
 
+def _record(manifest, change: FileChange, report: SyncReport) -> None:
+    """`change` into the manifest (or a Draft of it) and the report."""
+    if change.row is None:
+        manifest.drop(change.name)
+    elif change.unchanged:
+        manifest.moved(change.name, *change.row.stat)
+    else:
+        manifest.put(change.name, change.row, change.memory)
+    report.added += change.counted == ADDED
+    report.changed += change.counted == CHANGED
+    report.removed += change.counted == REMOVED
+
+
 def _errors(rows: dict) -> dict[str, str]:
-    return {name: row[4] for name, row in rows.items() if row[4]}
+    return {name: row.error for name, row in rows.items() if row.error}
 
 
 def _moved(rows: dict, on_disk: dict) -> bool:
-    return any(n not in rows or tuple(rows[n][:2]) != st for n, st in on_disk.items()) or any(
+    return any(n not in rows or rows[n].stat != st for n, st in on_disk.items()) or any(
         n not in on_disk for n in rows)
 
 

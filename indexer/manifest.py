@@ -14,8 +14,22 @@ import os
 import sqlite3
 from operator import itemgetter
 from pathlib import Path
+from typing import NamedTuple
 
-Row = list  # [mtime_ns, size, hash or None, id or None, error or None]
+
+class Row(NamedTuple):
+    """What the manifest holds of one file."""
+
+    mtime: int                 # nanoseconds
+    size: int
+    hash: str | None = None    # of its content (model.content_hash)
+    id: str | None = None      # the memory's id, or `fact:<note>` for a fact note
+    error: str | None = None   # why it does not parse
+
+    @property
+    def stat(self) -> tuple[int, int]:
+        return self.mtime, self.size
+
 
 # Files whose name is not their id: `x.md`, and a large vault's `3f/x.md` (vault/layout.py), are named
 # for their id. The query of `misnamed` repeats this condition, so SQLite reads only the other rows.
@@ -100,12 +114,12 @@ class Manifest:
         """Every file's row, or those of `names` (the ones the manifest has)."""
         query = "SELECT name, mtime, size, hash, id, error FROM files"
         if names is None:
-            return {r[0]: list(r[1:]) for r in self._run(query)}
+            return {r[0]: Row(*r[1:]) for r in self._run(query)}
         out = {}
         for name in names:
             r = self._run(query + " WHERE name = ?", (name,)).fetchone()
             if r:
-                out[name] = list(r[1:])
+                out[name] = Row(*r[1:])
         return out
 
     def put(self, name: str, row: Row, memory=None) -> None:
@@ -181,11 +195,11 @@ class Draft:
 
     def owners(self, memory_id: str) -> list[str]:
         kept = [n for n in self.manifest.owners(memory_id) if n not in self.rows]
-        return sorted(kept + [n for n, row in self.rows.items() if row is not None and row[3] == memory_id])
+        return sorted(kept + [n for n, row in self.rows.items() if row is not None and row.id == memory_id])
 
     def errors(self) -> dict[str, str]:
         found = {n: e for n, e in self.manifest.errors().items() if n not in self.rows}
-        found.update((n, row[4]) for n, row in self.rows.items() if row is not None and row[4])
+        found.update((n, row.error) for n, row in self.rows.items() if row is not None and row.error)
         return dict(sorted(found.items()))  # by name, as the manifest lists them
 
 

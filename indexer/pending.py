@@ -6,7 +6,7 @@ committing a segment cost it ~190 ms over the same search with the index in step
 100,000 (bench/scale.py, "search (cold)"), more than the search itself. Such a process now reads the
 index's own files (cold.py) and adds in memory what that commit would: the documents it would add, as
 one more segment after the others, numbered in its order, and the documents it would delete taken out.
-Index.preview walks the very changes the commit walks (Index._changes). Document counts, frequencies and
+Index.preview walks the very changes the commit walks (Index._file_changes). Document counts, frequencies and
 field lengths are then those Whoosh has after that commit (deleted documents still counted, as Whoosh
 counts them until a merge), so scores and ties are the same to the bit (bench/cold_identical.py).
 
