@@ -47,7 +47,7 @@ import weakref
 import zlib
 from itertools import chain
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -79,11 +79,38 @@ DAMAGE = (OSError, ValueError, KeyError, TypeError, EOFError)
 Progress = Callable[[int, int], None]
 
 
+class Columns(NamedTuple):
+    """The store's memories in row order, a column each: ids, the content hashes their vectors were made from,
+    how many rows (texts) each has, and the content hash of the file their texts came from ("" where unknown:
+    an earlier sidecar)."""
+
+    ids: list[str]
+    hashes: list[str]
+    counts: list[int]
+    sources: list[str]
+
+    def taken(self, keep: list[int]) -> Columns:
+        """The memories at the positions `keep`, in that order."""
+        return Columns(*([column[i] for i in keep] for column in self))
+
+    def then(self, more: Columns) -> Columns:
+        return Columns(*(column + added for column, added in zip(self, more)))
+
+
+class _Stale(NamedTuple):
+    """A memory whose vectors are made anew: its id, its content hash, its texts and its file's content hash."""
+
+    id: str
+    hash: str
+    texts: list[str]
+    source: str
+
+
 class VectorStore:
     """The vectors of one vault, for one embedder at a time.
 
-    `ids`, `hashes`, `counts` and `sources` are per memory; `matrix` (read-only, as stored: see `rows` for
-    float32) has `sum(counts)` rows, a memory's rows starting at `starts[i]`.
+    `held` (Columns: `ids`, `hashes`, `counts`, `sources`) is per memory; `matrix` (read-only, as stored: see
+    `rows` for float32) has `sum(counts)` rows, a memory's rows starting at `starts[i]`.
     """
 
     def __init__(self, directory: str | os.PathLike, notice: Callable[[str], None] | None = None,
@@ -98,12 +125,25 @@ class VectorStore:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @property
+    def ids(self) -> list[str]:
+        return self.held.ids
+
+    @property
+    def hashes(self) -> list[str]:
+        return self.held.hashes
+
+    @property
+    def counts(self) -> list[int]:
+        return self.held.counts
+
+    @property
+    def sources(self) -> list[str]:
+        return self.held.sources
+
     def _clear(self, name: str, version: str, dim: int) -> None:
         self.embedder = (name, version, dim)
-        self.ids: list[str] = []
-        self.hashes: list[str] = []
-        self.counts: list[int] = []
-        self.sources: list[str] = []  # "" where unknown (an earlier sidecar)
+        self.held = Columns([], [], [], [])
         self.starts = np.zeros(0, dtype=np.intp)
         self._counts = np.zeros(0, dtype=np.intp)
         self.matrix = np.zeros((0, dim), dtype=STORED)
@@ -114,13 +154,13 @@ class VectorStore:
         self._on_disk = False  # whether the files hold exactly this state
         self.upgraded_from: int | None = None  # the earlier format read by converting it (doctor asks)
 
-    def _set(self, ids: list[str], hashes: list[str], counts: list[int], sources: list[str], matrix: np.ndarray,
-             file: _RowsFile | None, signs: coarse.Signs | None = None) -> None:
-        self.ids, self.hashes, self.counts, self.matrix, self._file = ids, hashes, counts, matrix, file
-        self.sources, self._signs, self._left_out = sources, signs, None
+    def _set(self, held: Columns, matrix: np.ndarray, file: _RowsFile | None,
+             signs: coarse.Signs | None = None) -> None:
+        self.held, self.matrix, self._file, self._signs, self._left_out = held, matrix, file, signs, None
+        counts = held.counts
         self._counts = np.asarray(counts, dtype=np.intp)
         self.starts = np.cumsum([0, *counts[:-1]], dtype=np.intp) if counts else np.zeros(0, dtype=np.intp)
-        self._index = {id_: i for i, id_ in enumerate(ids)}
+        self._index = {id_: i for i, id_ in enumerate(held.ids)}
         self._on_disk = file is not None
 
     def rows(self, start: int = 0, stop: int | None = None) -> np.ndarray:
@@ -143,7 +183,7 @@ class VectorStore:
             except DAMAGE:
                 return False  # missing or unreadable: rebuild
             if found is not None:
-                self._set(meta["ids"], meta["hashes"], meta["counts"], _sources(meta), *found)
+                self._set(Columns(meta["ids"], meta["hashes"], meta["counts"], _sources(meta)), *found)
                 if meta["format"] != _FORMAT:
                     self.upgraded_from = meta["format"]
                     self.notice(f"{self.dir / VECTORS} holds float32 vectors of an earlier hafiza (format "
@@ -200,33 +240,39 @@ class VectorStore:
         if self.embedder != key:  # vectors of another embedder are not comparable
             self._clear(*key)
         self._reload_if_rewritten()
-        wanted: dict[str, str] = {}  # id -> source
-        todo: list[tuple[str, str, list[str], str]] = []
-        for id_, hash_, texts, *source in items:  # streamed: only the texts to embed are kept (at 100,000 all were 200 MB)
+        wanted, todo = self._wanted(items)
+        if limit is not None and len(todo) > limit:
+            return 0, 0
+        stale = {memory.id for memory in todo}
+        keep = [i for i, id_ in enumerate(self.ids) if id_ in wanted and id_ not in stale]
+        removed = len(self.ids) - len(keep) - sum(1 for memory in todo if memory.id in self._index)
+        kept = self.held.taken(keep)
+        kept = kept._replace(sources=[wanted[id_] or source for id_, source in zip(kept.ids, kept.sources)])
+        if not todo and len(keep) == len(self.ids) and self._on_disk:
+            if kept.sources != self.sources:  # files changed where their texts did not (usage counts): the json only
+                self._write_meta(kept, self._file)
+                self.held = kept
+            return 0, 0
+        fresh = _embed_all(embedder, [text for memory in todo for text in memory.texts], progress)
+        held = kept.then(Columns([m.id for m in todo], [m.hash for m in todo], [len(m.texts) for m in todo],
+                                 [m.source for m in todo]))
+        matrix, file = self._write(held, chain(self._kept(keep), [fresh]))
+        self._set(held, matrix, file)
+        return len(todo), removed
+
+    def _wanted(self, items: Iterable[tuple]) -> tuple[dict[str, str], list[_Stale]]:
+        """The memories `items` name (id -> the content hash of the file its texts came from), and of them those
+        whose vectors are missing or of other content. Streamed: only the texts to embed are kept (at
+        100,000 memories all of them were 200 MB)."""
+        wanted: dict[str, str] = {}
+        todo: list[_Stale] = []
+        for id_, hash_, texts, *source in items:
             if id_ in wanted:
                 continue
             wanted[id_] = source = source[0] if source else ""
             if self._stale(id_, hash_):
-                todo.append((id_, hash_, [texts] if isinstance(texts, str) else list(texts), source))
-        stale = {id_ for id_, _, _, _ in todo}
-        keep = [i for i, id_ in enumerate(self.ids) if id_ in wanted and id_ not in stale]
-        if limit is not None and len(todo) > limit:
-            return 0, 0
-        removed = len(self.ids) - len(keep) - sum(1 for id_, _, _, _ in todo if id_ in self._index)
-        kept_sources = [wanted[self.ids[i]] or self.sources[i] for i in keep]
-        if not todo and len(keep) == len(self.ids) and self._on_disk:
-            if kept_sources != self.sources:  # files changed where their texts did not (usage counts): the json only
-                self._write_meta(self.ids, self.hashes, self.counts, kept_sources, self._file)
-                self.sources = kept_sources
-            return 0, 0
-        fresh = _embed_all(embedder, [text for _, _, texts, _ in todo for text in texts], progress)
-        ids = [self.ids[i] for i in keep] + [id_ for id_, _, _, _ in todo]
-        hashes = [self.hashes[i] for i in keep] + [h for _, h, _, _ in todo]
-        counts = [self.counts[i] for i in keep] + [len(t) for _, _, t, _ in todo]
-        sources = kept_sources + [source for _, _, _, source in todo]
-        matrix, file = self._write(ids, hashes, counts, sources, chain(self._kept(keep), [fresh]))
-        self._set(ids, hashes, counts, sources, matrix, file)
-        return len(todo), removed
+                todo.append(_Stale(id_, hash_, [texts] if isinstance(texts, str) else list(texts), source))
+        return wanted, todo
 
     def _kept(self, keep: list[int]) -> Iterator[np.ndarray]:
         """The stored rows of memories `keep`, in order, a run of adjacent rows at a time."""
@@ -242,11 +288,10 @@ class VectorStore:
             # From the file, not the map: copying through the map would page it all into this process.
             yield self._file.read(at, end) if self._file is not None else self.matrix[at:end]
 
-    def _write(self, ids: list[str], hashes: list[str], counts: list[int], sources: list[str],
-               blocks: Iterable[np.ndarray]) -> tuple[np.ndarray, _RowsFile]:
+    def _write(self, held: Columns, blocks: Iterable[np.ndarray]) -> tuple[np.ndarray, _RowsFile]:
         """Rows first, then the json that vouches for them (CRC and count); the rows written, mapped."""
         name, version, dim = self.embedder
-        rows = sum(counts)
+        rows = sum(held.counts)
         self.dir.mkdir(parents=True, exist_ok=True)
         wrote = {}
 
@@ -265,19 +310,18 @@ class VectorStore:
         file = _RowsFile.open(self.dir / VECTORS, rows, dim, STORED, crc=wrote["crc"])
         if file.inode != wrote["inode"]:  # sync_vectors' lock keeps writers apart; without it, the json must not lie
             raise ValueError(f"{VECTORS} was replaced by another writer while this one wrote it")
-        self._write_meta(ids, hashes, counts, sources, file)
+        self._write_meta(held, file)
         return file.map(), file
 
-    def _write_meta(self, ids: list[str], hashes: list[str], counts: list[int], sources: list[str],
-                    file: _RowsFile) -> None:
+    def _write_meta(self, held: Columns, file: _RowsFile) -> None:
         """The json that vouches for the rows `file` holds (which must be the file on disk)."""
         st = os.stat(self.dir / VECTORS)
         if (st.st_dev, st.st_ino) != file.inode or not file.unchanged():
             raise ValueError(f"{VECTORS} was replaced by another writer while this one wrote it")
         name, version, dim = self.embedder
         meta = {"format": _FORMAT, "embedder": name, "version": version, "dim": dim, "dtype": STORED.str,
-                "scale": SCALE, "rows": file.rows, "crc32": file.checked, "ids": ids, "hashes": hashes,
-                "counts": counts, "sources": sources, "texts": TEXTS_VERSION}
+                "scale": SCALE, "rows": file.rows, "crc32": file.checked, "ids": held.ids,
+                "hashes": held.hashes, "counts": held.counts, "sources": held.sources, "texts": TEXTS_VERSION}
         data = json.dumps(meta, ensure_ascii=False).encode("utf-8")
         atomic_write(self.dir / META, lambda f: f.write(data))
 
