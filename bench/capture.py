@@ -60,7 +60,7 @@ def conversation() -> list:
 
 
 def vault_with_memories(root: Path):
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     vault = Vault.init(root, actor="bench")
     vault.remember("Never push to main on Fridays.", type="rule")  # restated in the conversation

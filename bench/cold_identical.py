@@ -66,7 +66,7 @@ def write(root: Path, prompts, round: int) -> None:
     """A few writes of every kind, as users make them between searches: new memories holding a prompt's
     words, an edit, a forget and a supersede of memories the prompts find."""
     from hafiza.indexer.recall import Recall
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     vault = Vault(root)
     found = [h.id for text, _, _ in prompts[round::7][:4]
@@ -122,7 +122,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.vault:
         from hafiza.hooks.entry import recent_turns
-        from hafiza.vault.paths import project_of
+        from hafiza.vault.format.paths import project_of
 
         root = args.vault
         prompts = [(p, project_of(Path(cwd)), recent_turns(script, p))

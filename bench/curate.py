@@ -35,8 +35,8 @@ TODAY = dt.date(2026, 12, 1)
 
 def build_vault(dest: Path, items: list[dict]):
     """The labelled set as a vault: imported, then usage counts written as a person's edit."""
-    from hafiza.vault import model
-    from hafiza.vault.store import Vault
+    from hafiza.vault.format import model
+    from hafiza.vault.store.vault import Vault
 
     vault = Vault.init(dest)
     vault.import_many([{k: v for k, v in item.items() if k not in ("shown", "used", "updated")} for item in items],
@@ -153,7 +153,7 @@ def scripted(labels: dict, wrong_share: float, seed: int = 5):
 
 def with_model(labels: dict, vault, corpus, wrong_share: float) -> dict:
     from hafiza.curator.run import curate
-    from hafiza.vault.provider import Budget, OpenAIProvider
+    from hafiza.vault.offline.provider import Budget, OpenAIProvider
 
     answer, wrong_pairs = scripted(labels, wrong_share)
     by_pair = {frozenset(c["pair"]): c for c in labels["contradictions"]}

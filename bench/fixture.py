@@ -51,7 +51,7 @@ def start(dest: Path, name: str, files: dict[str, str], subject: str, date: str,
 def entry_problems(item: dict, keys: set, optional: set, seen: set) -> tuple[bool, list[str]]:
     """(whether its keys are right, what is wrong) for one entry of a labelled set: the keys, then an id
     hafiza would accept and no other entry has. The id is added to `seen`."""
-    from hafiza.vault.ids import is_valid_id
+    from hafiza.vault.format.ids import is_valid_id
 
     missing, extra = keys - item.keys(), item.keys() - keys - optional
     if missing or extra:

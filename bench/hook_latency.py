@@ -315,8 +315,8 @@ def diagnostics(vaults: dict[str, Path], prompts: list[tuple], runs: int) -> dic
     from hafiza.hooks.entry import recent_turns
     from hafiza.indexer.index import Index
     from hafiza.indexer.recall import FLOOR, Recall
-    from hafiza.vault import usage
-    from hafiza.vault.paths import project_of
+    from hafiza.vault.store import usage
+    from hafiza.vault.format.paths import project_of
 
     out = {}
     requests = [{"op": "recall", "query": p, "project": project_of(c), "exclude": [],
@@ -381,7 +381,7 @@ def diagnostics(vaults: dict[str, Path], prompts: list[tuple], runs: int) -> dic
 
 def usage_log_cost(work: Path) -> dict:
     """Reading the usage log, which every recall does (usage.pending), as the log grows unfolded."""
-    from hafiza.vault import usage
+    from hafiza.vault.store import usage
 
     side = work / "usage-probe"
     side.mkdir(exist_ok=True)

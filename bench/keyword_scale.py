@@ -128,7 +128,7 @@ from hafiza.hooks.entry import recent_turns
 from hafiza.hooks.service import cold
 from hafiza.indexer.config import Settings
 from hafiza.indexer.gate import silence_reason
-from hafiza.vault.paths import project_of
+from hafiza.vault.format.paths import project_of
 vault, triples = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
 out = []
 for prompt, cwd, script in triples:

@@ -41,7 +41,7 @@ WARM_UP = 10
 
 def build(root: Path, n: int, seed: int) -> dict:
     from hafiza.indexer.refresh import refresh_all
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     start = time.perf_counter()
     vault = Vault.init(root, actor="bench")

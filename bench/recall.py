@@ -81,7 +81,7 @@ def build_vault(root: Path, embedder, aliases: dict[str, list[str]] | None = Non
     """The set's memories in a fresh vault; `aliases` (id -> phrases) are added to their own.
     `unlinked`: every `supersedes` link left out, so old and new versions are both active."""
     from hafiza.indexer.refresh import refresh_all
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     memories = load(MEMORIES)
     for m in memories:

@@ -62,7 +62,7 @@ def turn_memories() -> list[dict]:
 
 def build(root: Path, memories: list[dict], embedder) -> None:
     from hafiza.indexer.refresh import refresh_all
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     vault = Vault.init(root, actor="bench")
     vault.import_many(memories, source="import:bench-calib", skip_invalid=True)

@@ -53,8 +53,8 @@ def main() -> None:
 
 
 def run(tmp: Path, args) -> dict:
-    from hafiza.vault.store import Vault
-    from hafiza.vault.sync import clone, conflicted, set_remote, sync
+    from hafiza.vault.store.vault import Vault
+    from hafiza.vault.sync.machines import clone, conflicted, set_remote, sync
 
     rng = random.Random(args.seed)
     remote = tmp / "remote.git"
@@ -115,7 +115,7 @@ def run(tmp: Path, args) -> dict:
 
 
 def _dump(memory) -> str:
-    from hafiza.vault import model
+    from hafiza.vault.format import model
 
     return model.dump(memory)
 

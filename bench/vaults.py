@@ -160,7 +160,7 @@ def screen(vault: Path, pool: list[str], cwds: list[Path], scripts: list[Path], 
     from hafiza.hooks.service import cold
     from hafiza.indexer.config import Settings
     from hafiza.indexer.gate import silence_reason
-    from hafiza.vault.paths import project_of
+    from hafiza.vault.format.paths import project_of
 
     picked = []
     for i, prompt in enumerate(pool):

@@ -42,7 +42,7 @@ def _expected(expect, network: bool) -> str:
 
 
 def probe_all(items: list[dict], places: dict, shas: dict, server: str, network: bool) -> dict:
-    from hafiza.vault.projects import folder
+    from hafiza.vault.store.projects import folder
     from hafiza.verifier.probes import Context, check
 
     contexts: dict = {}
@@ -68,7 +68,7 @@ def probe_all(items: list[dict], places: dict, shas: dict, server: str, network:
 
 
 def extraction(items: list[dict], places: dict) -> dict:
-    from hafiza.vault.projects import folder
+    from hafiza.vault.store.projects import folder
     from hafiza.verifier.extract import extract
 
     def key(claim):
@@ -92,8 +92,8 @@ def extraction(items: list[dict], places: dict) -> dict:
 def speed(n: int, runs: int) -> dict:
     """`n` claims of the in-repository kinds over one project, as `verify --all` probes them."""
     import project
-    from hafiza.vault import model
-    from hafiza.vault.store import Vault
+    from hafiza.vault.format import model
+    from hafiza.vault.store.vault import Vault
     from hafiza.verifier.run import verify
 
     kinds = [{"probe": "path", "args": {"path": "infra/deploy.sh"}}, {"probe": "path", "args": {"path": "gone.md"}},

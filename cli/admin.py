@@ -16,8 +16,8 @@ def init(ctx, url):
     """Create a vault (a git repository with memories/) at the vault path. Safe to repeat."""
     from hafiza.indexer.config import embedder
     from hafiza.indexer.refresh import rebuild_all
-    from hafiza.vault.store import Vault
-    from hafiza.vault.sync import clone
+    from hafiza.vault.store.vault import Vault
+    from hafiza.vault.sync.machines import clone
 
     if url:
         clone(url, ctx.root)

@@ -94,7 +94,7 @@ def profile(ctx, project, cap, as_json):
     """Show the session-start profile: what is in, what was left out and why."""
     from hafiza.indexer.index import Index
     from hafiza.indexer.profile import build_profile
-    from hafiza.vault.paths import project_of
+    from hafiza.vault.format.paths import project_of
 
     vault = open_vault(ctx)
     result = build_profile(Index(vault.root), vault.root, project or project_of(), cap or ctx.settings.profile_chars)

@@ -139,7 +139,7 @@ def run(argv: list[str]) -> None:
     if top.command not in MODULE_OF:
         _parser().error(f"no such command {top.command!r}")
     parsed = parse(argv[at:])
-    from hafiza.vault.paths import resolve_vault
+    from hafiza.vault.format.paths import resolve_vault
 
     ctx = Context(resolve_vault(top.vault))
     message, code = None, 1
@@ -183,7 +183,7 @@ def os_message(exc: OSError) -> str:
 def vault_root(ctx: Context) -> Path:
     """The vault folder, checked without importing the write path (fast for read commands)."""
     from hafiza.vault.errors import VaultNotFound
-    from hafiza.vault.paths import check_sidecar, is_vault
+    from hafiza.vault.format.paths import check_sidecar, is_vault
 
     if not is_vault(ctx.root):
         raise VaultNotFound(f"no vault at {ctx.root}; create one with `hafiza init`")
@@ -193,7 +193,7 @@ def vault_root(ctx: Context) -> Path:
 
 def team_root(ctx: Context, name: str) -> Path:
     """The folder of the team vault `name`, from the user's config (never from a project)."""
-    from hafiza.vault.teams import resolve
+    from hafiza.vault.sync.teams import resolve
 
     return resolve(Path(ctx.settings.config), name).path
 
@@ -213,14 +213,14 @@ def open_vault(ctx: Context, actor: str = "cli", to: str | None = None):
 def reading_vault(ctx: Context):
     """The vault for a command that only reads (`show`, `log`): no index or model code is imported, and
     a write through it is refused."""
-    from hafiza.vault.store import reader
+    from hafiza.vault.store.vault import reader
 
     return reader(vault_root(ctx))
 
 
 def emit(data) -> None:
     """Pretty JSON on stdout; bidi, zero-width and C1 characters as \\u escapes, which json.dumps leaves raw."""
-    from hafiza.vault.text import visible
+    from hafiza.vault.format.text import visible
 
     print(visible(json.dumps(data, ensure_ascii=False, indent=2, default=str), as_json=True))
 

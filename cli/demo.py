@@ -30,8 +30,8 @@ def run_demo(keep: str | None, settings) -> None:
     from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR
     from hafiza.indexer.vaults import open_recall
     from hafiza.indexer.refresh import writable
-    from hafiza.vault.importer import read_jsonl
-    from hafiza.vault.store import Vault
+    from hafiza.cli.importer import read_jsonl
+    from hafiza.vault.store.vault import Vault
 
     from .app import progress_factory
     from .args import style

@@ -47,7 +47,7 @@ def set_(ctx, entity, attribute, value, since, kind, reason, as_json):
 def show(ctx, entity, as_json):
     """ENTITY's current attributes, each with what it was before."""
     from hafiza.vault import facts
-    from hafiza.vault.text import visible
+    from hafiza.vault.format.text import visible
 
     note = facts.find(vault_root(ctx), entity)
     if as_json:
@@ -68,7 +68,7 @@ def history(ctx, entity, attribute, as_json):
     """Every value ENTITY's attributes (or ATTRIBUTE) had, newest first, with their dates."""
     from hafiza.vault import facts
     from hafiza.vault.errors import HafizaError
-    from hafiza.vault.text import visible
+    from hafiza.vault.format.text import visible
 
     note = facts.find(vault_root(ctx), entity)
     chosen = note.attributes
@@ -95,7 +95,7 @@ def history(ctx, entity, attribute, as_json):
 def list_(ctx, as_json):
     """Every fact note: its entity, kind and current attributes. Notes that do not parse are named on stderr."""
     from hafiza.vault import facts
-    from hafiza.vault.text import visible
+    from hafiza.vault.format.text import visible
 
     notes, errors = facts.load_all(vault_root(ctx))
     for error in errors:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from hafiza.vault.kinds import TYPES
-from hafiza.vault.layout import vault_rel
-from hafiza.vault.paths import SIDECAR
-from hafiza.vault.text import inline
+from hafiza.vault.format.kinds import TYPES
+from hafiza.vault.format.layout import vault_rel
+from hafiza.vault.format.paths import SIDECAR
+from hafiza.vault.format.text import inline
 
 from .app import cli, emit, reading_vault, vault_root
 from .args import UsageError, arg, binary_input, err, flag, lower, ranged, style
@@ -38,7 +38,7 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
     Uses the warm recall process when it runs (it holds the model); otherwise
     searches in-process.
     """
-    from hafiza.vault.paths import project_of
+    from hafiza.vault.format.paths import project_of
 
     root = vault_root(ctx)
     if batch is None and not query:
@@ -148,11 +148,11 @@ def _json_line(data: dict) -> str:
 def show(ctx, memory_id, as_json):
     """Print one memory."""
     from hafiza.vault.files import read_text
-    from hafiza.vault.text import visible
+    from hafiza.vault.format.text import visible
 
     text = None if as_json else _own_text(vault_root(ctx), memory_id)
     if text is None:
-        from hafiza.vault import model
+        from hafiza.vault.format import model
 
         memory = reading_vault(ctx).get(memory_id)
         if as_json:
@@ -167,9 +167,9 @@ def _own_text(root, memory_id: str) -> str | None:
     parser is loaded for it (half of the command's time). None sends the vault looking: a file named
     otherwise, or one it will refuse with a reason (a symbolic link, not UTF-8)."""
     from hafiza.vault.files import read_text
-    from hafiza.vault.ids import declared_id, is_valid_id
-    from hafiza.vault.layout import existing
-    from hafiza.vault.paths import MEMORIES
+    from hafiza.vault.format.ids import declared_id, is_valid_id
+    from hafiza.vault.format.layout import existing
+    from hafiza.vault.format.paths import MEMORIES
 
     path = existing(root / MEMORIES, memory_id) if is_valid_id(memory_id) else None
     if path is None or declared_id(path) != memory_id:
@@ -250,7 +250,7 @@ def log(ctx, memory_id, limit, everything, as_json):
 @cli.command(flag("--json", "as_json", help="JSON object."))
 def stats(ctx, as_json):
     """Counts by type, status and scope; pending usage; index size."""
-    from hafiza.vault import usage
+    from hafiza.vault.store import usage
 
     root = vault_root(ctx)
     docs = _catalog(root)

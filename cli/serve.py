@@ -36,7 +36,7 @@ def mcp_(ctx, http, project, users):
     server that died before it could say why.
     """
     from hafiza.hooks.mcp import serve
-    from hafiza.vault.paths import is_vault, project_of
+    from hafiza.vault.format.paths import is_vault, project_of
 
     address = _address(http) if http else None
     if users:
@@ -49,7 +49,7 @@ def mcp_(ctx, http, project, users):
         serve_users(Path(ctx.settings.config), ctx.settings, address)
         return
     if not is_vault(ctx.root):
-        from hafiza.vault.store import Vault
+        from hafiza.vault.store.vault import Vault
 
         Vault.init(ctx.root, actor="mcp")
         err(f"hafiza: created a vault at {ctx.root} (none was there)")
@@ -81,7 +81,7 @@ def token_add(ctx, user, teams, personal):
     from pathlib import Path
 
     from hafiza.hooks.users import add
-    from hafiza.vault.paths import data_dir
+    from hafiza.vault.format.paths import data_dir
 
     made, secret = add(Path(ctx.settings.config), data_dir(os.environ), user, teams, personal)
     err(f"added {made.name}: vault {made.vault}; teams: {', '.join(made.teams) or 'none'}")

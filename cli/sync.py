@@ -26,8 +26,8 @@ def sync(ctx, remote, as_json):
     reached does not stop the others."""
     from pathlib import Path
 
-    from hafiza.vault.sync import sync as run
-    from hafiza.vault.teams import PERSONAL, load
+    from hafiza.vault.sync.machines import sync as run
+    from hafiza.vault.sync.teams import PERSONAL, load
 
     teams = sorted(load(Path(ctx.settings.config)))
     if not teams:  # one vault: its report as before, and its error as the command's
@@ -76,7 +76,7 @@ def _print(report, indent: str = "") -> None:
 )
 def remote(ctx, name):
     """Show the vault's remote; `hafiza remote set URL` sets it."""
-    from hafiza.vault.sync import check_remote
+    from hafiza.vault.sync.machines import check_remote
 
     url = open_vault(ctx).git.remote_url(check_remote(name))
     print(url or f"no remote {name!r}; `hafiza remote set URL`")
@@ -89,7 +89,7 @@ def remote(ctx, name):
 )
 def remote_set(ctx, url, name):
     """Point the vault at URL (a bare repository, GitHub, GitLab...); then `hafiza sync`."""
-    from hafiza.vault.sync import set_remote
+    from hafiza.vault.sync.machines import set_remote
 
     set_remote(open_vault(ctx), url, name)
     print(f"{name} is {url}; `hafiza sync` sends and fetches")
@@ -103,7 +103,7 @@ def remote_set(ctx, url, name):
 )
 def resolve(ctx, memory_id, keep, as_json):
     """List memories a merge left with two texts, or settle one (ID --keep ours|theirs|both)."""
-    from hafiza.vault.sync import conflicted, resolve as settle
+    from hafiza.vault.sync.machines import conflicted, resolve as settle
 
     vault = open_vault(ctx)
     if memory_id is None:

@@ -40,8 +40,8 @@ def vault_(ctx, as_json):
 )
 def vault_list(ctx, as_json):
     """List the team vaults: name, folder, and where it was cloned from."""
-    from hafiza.vault.paths import is_vault
-    from hafiza.vault.teams import load
+    from hafiza.vault.format.paths import is_vault
+    from hafiza.vault.sync.teams import load
 
     teams = sorted(load(_config(ctx)).values())
     if as_json:
@@ -65,8 +65,8 @@ def vault_add(ctx, name, source):
     Its index and vectors are built here, on this machine, from its files."""
     from hafiza.indexer.config import embedder
     from hafiza.indexer.refresh import rebuild_all
-    from hafiza.vault.paths import data_dir
-    from hafiza.vault.teams import add
+    from hafiza.vault.format.paths import data_dir
+    from hafiza.vault.sync.teams import add
 
     team = add(_config(ctx), data_dir(os.environ), ctx.root, name, source)
     report = rebuild_all(team.path, progress=progress_factory(), embedder=embedder(ctx.settings))
@@ -81,7 +81,7 @@ def vault_add(ctx, name, source):
 )
 def vault_remove(ctx, name):
     """Stop reading the team vault NAME; its folder is left where it is."""
-    from hafiza.vault.teams import remove
+    from hafiza.vault.sync.teams import remove
 
     team = remove(_config(ctx), name)
     _restart_warm(ctx.root)
@@ -100,7 +100,7 @@ def promote(ctx, memory_id, to, push, remote, as_json):
 
     Pushed, the branch is a pull request on the team's remote; or a member accepts it with
     `hafiza --vault TEAM_FOLDER review accept BRANCH`. Your memory stays as it is."""
-    from hafiza.vault.teams import promote as propose
+    from hafiza.vault.sync.teams import promote as propose
 
     done = propose(open_vault(ctx), open_vault(ctx, to=to), memory_id, push, remote)
     if as_json:

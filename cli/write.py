@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.kinds import TYPES
-from hafiza.vault.layout import vault_rel
+from hafiza.vault.format.kinds import TYPES
+from hafiza.vault.format.layout import vault_rel
 
 from .app import cli, emit, open_vault
 from .args import UsageError, arg, edit as edit_text, err, flag, lower, many
@@ -69,7 +69,7 @@ def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
     """Import SOURCE: a JSONL file of {id?, title?, text, type?, tags?, scope?, created?},
     a folder of markdown files, or `claude-code [PROJECT]` (Claude Code's MEMORY.md and topic
     files; re-running imports nothing twice). One commit for the whole import."""
-    from hafiza.vault.importer import read_source
+    from hafiza.cli.importer import read_source
 
     vault = open_vault(ctx)
     if source == "claude-code" and not Path(source).exists():
@@ -184,7 +184,7 @@ def forget(ctx, memory_id, reason):
 def used(ctx, memory_ids, session):
     """Record that memories were useful (the only upward usefulness signal); a team vault's memory
     counts in that team vault."""
-    from hafiza.vault.teams import PERSONAL, by_owner, readable
+    from hafiza.vault.sync.teams import PERSONAL, by_owner, readable
 
     for name, ids in by_owner(ctx.root, readable(Path(ctx.settings.config)), memory_ids).items():
         open_vault(ctx, to=None if name == PERSONAL else name).record_use(ids, session)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from hafiza.vault import model
-from hafiza.vault.layout import memory_rel
-from hafiza.vault.review import Action
-from hafiza.vault.inputs import MAX_ALIASES
-from hafiza.vault.text import fold_text
+from hafiza.vault.format import model
+from hafiza.vault.format.layout import memory_rel
+from hafiza.vault.offline.review import Action
+from hafiza.vault.format.inputs import MAX_ALIASES
+from hafiza.vault.format.text import fold_text
 
 from .corpus import Corpus
 from .findings import Finding

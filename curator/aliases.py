@@ -8,10 +8,10 @@ written by a model that never saw the prompts raised paraphrase recall@2
 
 from __future__ import annotations
 
-from hafiza.vault import secrets
+from hafiza.vault.guard import secrets
 from hafiza.vault.errors import SecretRefused
-from hafiza.vault.inputs import MAX_ALIAS_CHARS
-from hafiza.vault.text import fold_text
+from hafiza.vault.format.inputs import MAX_ALIAS_CHARS
+from hafiza.vault.format.text import fold_text
 
 from .corpus import Corpus, Entry
 from .findings import Finding

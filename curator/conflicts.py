@@ -28,7 +28,7 @@ confidence floor.
 
 from __future__ import annotations
 
-from hafiza.vault.text import fold_text
+from hafiza.vault.format.text import fold_text
 
 from .corpus import RELATED, Corpus, Entry
 from .duplicates import different_facts, jaccard, keeper, similarity, why_kept

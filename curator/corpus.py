@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hafiza.indexer.search import query_terms
-from hafiza.vault.model import Memory
-from hafiza.vault.text import fold_text
+from hafiza.vault.format.model import Memory
+from hafiza.vault.format.text import fold_text
 
 # A term in more than this share of memories says nothing about a pair's subject ("deploy" in a
 # deploy-heavy vault); below it, two shared terms are evidence of the same subject.

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hafiza.vault.git import renamed
-from hafiza.vault.mentions import mentioned
-from hafiza.vault.projects import folder
+from hafiza.vault.git.repo import renamed
+from hafiza.vault.format.mentions import mentioned
+from hafiza.vault.store.projects import folder
 
 from .corpus import Corpus, Entry
 from .findings import Finding

@@ -7,7 +7,7 @@ within its half-life. Archive is a status: the file and its history stay, and
 
 from __future__ import annotations
 
-from hafiza.vault import usage
+from hafiza.vault.store import usage
 
 from .corpus import Corpus
 from .findings import Finding

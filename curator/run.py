@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.review import Review
+from hafiza.vault.offline.review import Review
 
 from . import aliases, conflicts, deadpaths, decay, duplicates
 from .actions import ACTOR, build
@@ -65,7 +65,7 @@ def curate(vault, corpus: Corpus, *, provider=None, passes=PASSES, max_actions: 
            dry_run: bool = False, apply: bool = False, pending=None, profile=None, progress=None) -> Report:
     """Run `passes` over `corpus` (the vault's memories as loaded now) and propose what they find.
 
-    `provider` is a budgeted model provider (hafiza.vault.provider.Budget) or None; `profile` the
+    `provider` is a budgeted model provider (hafiza.vault.offline.provider.Budget) or None; `profile` the
     session-start profile report (hafiza.indexer.profile.Profile) for the profile pass; `pending`
     the usage not yet folded into files; `progress(done, total, label)` draws a bar."""
     started = time.monotonic()
@@ -166,7 +166,7 @@ def _spent(provider, report: Report) -> bool:
 
 def _ask(provider, call, report: Report):
     """One model call: an answer that fails (transport, invalid JSON, spent budget) is noted, never applied."""
-    from hafiza.vault.provider import BudgetSpent
+    from hafiza.vault.offline.provider import BudgetSpent
 
     try:
         return call()
@@ -223,7 +223,7 @@ def run(vault, *, embedder=None, provider=None, projects=None, profile_cap=None,
     from hafiza.indexer.index import Index
     from hafiza.indexer.profile import build_profile
     from hafiza.indexer.refresh import refresh_all
-    from hafiza.vault import usage
+    from hafiza.vault.store import usage
 
     from .corpus import load, sidecar_vectors
 

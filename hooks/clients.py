@@ -166,7 +166,7 @@ def _template(relative: str) -> str:
 
 
 def _default_vault() -> Path:
-    from hafiza.vault.paths import resolve_vault
+    from hafiza.vault.format.paths import resolve_vault
 
     return resolve_vault(None)
 

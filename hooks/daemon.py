@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from hafiza.vault.files import atomic_write
-from hafiza.vault.lock import claim
+from hafiza.vault.store.lock import claim
 
 from .hafiza_hook import MAGIC, MAX_STDIN, peer_uid, private, unframe
 from .wire import DAEMON_LOCK, run_dir, socket_path
@@ -148,7 +148,7 @@ class Loop:
     """
 
     def __init__(self, server, recall, mode: str, stats: dict, answer, root: Path, idle: float = IDLE_SECONDS):
-        from hafiza.vault.paths import FACTS, MEMORIES
+        from hafiza.vault.format.paths import FACTS, MEMORIES
 
         from .watch import FolderWatch
 
@@ -164,8 +164,8 @@ class Loop:
         self.embeds = None  # the lock telling writers this process embeds what they write (indexer/refresh.py)
         if self.watch is not None and recall.embedder is not None:
             from hafiza.indexer.refresh import WARM_EMBEDDER
-            from hafiza.vault.lock import claim
-            from hafiza.vault.paths import SIDECAR
+            from hafiza.vault.store.lock import claim
+            from hafiza.vault.format.paths import SIDECAR
 
             (root / SIDECAR / WARM_EMBEDDER).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.embeds = claim(root / SIDECAR / WARM_EMBEDDER)
@@ -303,7 +303,7 @@ class Loop:
             return
         self.last_pack = time.monotonic()
         try:
-            from hafiza.vault.git import pack
+            from hafiza.vault.git.repo import pack
 
             pack(self.root)
         except OSError:

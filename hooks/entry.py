@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 from hafiza.indexer.config import Settings, settings
-from hafiza.vault import projects
+from hafiza.vault.store import projects
 from hafiza.vault.files import atomic_write
-from hafiza.vault.paths import SIDECAR, is_vault, project_of, resolve_vault
+from hafiza.vault.format.paths import SIDECAR, is_vault, project_of, resolve_vault
 
 from . import render, session, wire
 from .hafiza_hook import MAX_STDIN, empty, log, warm

@@ -40,7 +40,7 @@ _SHUT_WR = 1            # socket.SHUT_WR, without importing socket.py
 
 
 def vault_dir(environ=os.environ) -> str:
-    """`HAFIZA_VAULT`, else `$XDG_DATA_HOME/hafiza/vault`: as hafiza.vault.paths.default_vault, without pathlib."""
+    """`HAFIZA_VAULT`, else `$XDG_DATA_HOME/hafiza/vault`: as hafiza.vault.format.paths.default_vault, without pathlib."""
     given = environ.get("HAFIZA_VAULT")
     if given:
         return os.path.realpath(os.path.expanduser(given))

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from hafiza.vault.paths import SIDECAR
+from hafiza.vault.format.paths import SIDECAR
 
 from .session import SPOOL
 

@@ -271,7 +271,7 @@ def _write(path: Path, text: str, mode: int | None) -> None:
 def check_clients(vault) -> Check:
     """Each installed client: its hooks and MCP entry present, runnable with this interpreter, naming this vault."""
     from hafiza.indexer.doctor import Check
-    from hafiza.vault.paths import xdg_vault
+    from hafiza.vault.format.paths import xdg_vault
 
     from .payload import CLIENTS
 

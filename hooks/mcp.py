@@ -26,17 +26,18 @@ from hafiza.indexer.config import Settings
 from hafiza.indexer.config import settings as read_settings
 from hafiza.indexer.recall import MAX_QUERY_CHARS  # a query longer than recall reads is refused, not cut
 from hafiza.indexer.vaults import log_shown
-from hafiza.vault import __version__, episodes, usage
+from hafiza.vault import __version__, episodes
+from hafiza.vault.store import usage
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.model import TYPES
-from hafiza.vault.paths import SIDECAR
-from hafiza.vault.teams import PERSONAL, by_owner, owner
-from hafiza.vault.layout import memory_rel
-from hafiza.vault.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
+from hafiza.vault.format.model import TYPES
+from hafiza.vault.format.paths import SIDECAR
+from hafiza.vault.sync.teams import PERSONAL, by_owner, owner
+from hafiza.vault.format.layout import memory_rel
+from hafiza.vault.format.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
                                  MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS)
-from hafiza.vault.store import Vault
+from hafiza.vault.store.vault import Vault
 from hafiza.verifier.probes import REGISTRY
-from hafiza.vault.text import inline
+from hafiza.vault.format.text import inline
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the SDK turns on DNS-rebinding protection for exactly these
 DEFAULT_ACTOR = "mcp"
@@ -259,7 +260,7 @@ class Memories:
 
     def __init__(self, root: Path, project: str | None, settings: Settings, teams: dict[str, Path] | None = None,
                  user: str | None = None):
-        from hafiza.vault.teams import readable
+        from hafiza.vault.sync.teams import readable
 
         self.root = Path(root)
         self.project = project

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from hafiza.vault.text import inline
+from hafiza.vault.format.text import inline
 
 # At most 4 memories, at most 2 of them facts, about 1,400 characters (docs/architecture.md, memory types:
 # facts, at most 2 per prompt, so they cannot fill the block).

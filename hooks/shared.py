@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from hafiza.vault.teams import load as load_teams
+from hafiza.vault.sync.teams import load as load_teams
 
 from .users import Tokens, User
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.files import atomic_write
-from hafiza.vault.teams import load as load_teams
+from hafiza.vault.sync.teams import load as load_teams
 
 FILE = "users.json"
 PREFIX = "hzu_"  # says what a leaked token is for (and lets a secret scanner name it)
@@ -76,7 +76,7 @@ def check_user(name: str) -> str:
 def add(config: Path, data: Path, name: str, teams=(), vault: Path | None = None) -> tuple[User, str]:
     """A new user with a fresh token (returned once), a personal vault (`data`/users/NAME unless
     `vault`), and the team vaults `teams` granted. Refuses a user that exists: revoke first."""
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     users = _read(config)
     if check_user(name) in users:

@@ -14,7 +14,7 @@ import os
 import struct
 from pathlib import Path
 
-from hafiza.vault.layout import is_shard
+from hafiza.vault.format.layout import is_shard
 
 # <sys/inotify.h>
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
@@ -33,14 +33,14 @@ class FolderWatch:
     def __init__(self, fd: int, prefixes: dict[int, str] | None = None, add=None, folder: Path | None = None):
         self.fd = fd
         self.prefixes = prefixes or {}  # watch descriptor -> what its names are reported under
-        self._add, self.folder = add, folder  # to watch a subfolder made later (vault/layout.py)
+        self._add, self.folder = add, folder  # to watch a subfolder made later (vault/format/layout.py)
 
     @classmethod
     def open(cls, folder: Path, also: dict[str, Path] | None = None) -> "FolderWatch | None":
         """A watch on `folder` and its subfolders of memories (a large vault's `3f/`, reported as `3f/<name>`),
         and on each folder of `also` that exists, its names reported as prefix + name (fact notes as
         `facts/<name>`, as the index knows them)."""
-        from hafiza.vault.layout import shard_folders
+        from hafiza.vault.format.layout import shard_folders
 
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)

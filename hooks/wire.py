@@ -48,7 +48,7 @@ def ask(root: Path, request: dict, timeout: float = REPLY_TIMEOUT) -> dict | Non
 
 def starting(root: Path) -> bool:
     """A warm process is loading (its lock is held) or was just spawned: worth a short wait."""
-    from hafiza.vault.lock import is_held
+    from hafiza.vault.store.lock import is_held
 
     run = run_dir(root)
     if is_held(run / DAEMON_LOCK):
@@ -78,7 +78,7 @@ def spawn(root: Path) -> bool:
     subprocess: the cold hook would otherwise import subprocess and fork a
     process that has Whoosh loaded, ~5 ms of a prompt's time.
     """
-    from hafiza.vault.lock import claim, is_held
+    from hafiza.vault.store.lock import claim, is_held
 
     run = run_dir(root)
     run.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as the warm process requires (daemon.private_folder)

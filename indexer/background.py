@@ -38,7 +38,7 @@ def sentences() -> list[str]:
 
 def vectors(embedder, sidecar: Path) -> np.ndarray:
     """The background sentences' vectors, cached in the sidecar per embedder and text."""
-    from hafiza.vault.model import content_hash
+    from hafiza.vault.format.model import content_hash
 
     texts = sentences()
     key = f"{embedder.name} {embedder.version} {embedder.dim} {content_hash(chr(10).join(texts))}"

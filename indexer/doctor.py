@@ -42,7 +42,7 @@ def check_labels(vault) -> Check:
 
 def check_review(vault) -> Check:
     """Review branches with actions nobody has decided yet."""
-    from hafiza.vault.review import Review
+    from hafiza.vault.offline.review import Review
 
     try:
         branches = [b for b in Review(vault).branches() if b.open]
@@ -56,7 +56,7 @@ def check_review(vault) -> Check:
 
 def check_files(vault) -> Check:
     from hafiza.vault import facts
-    from hafiza.vault.layout import vault_rel
+    from hafiza.vault.format.layout import vault_rel
 
     memories, errors = vault.load_all()
     notes, broken = facts.load_all(vault.root)
@@ -137,7 +137,7 @@ def check_aliases(vault) -> Check:
 
 
 def check_lock(vault) -> Check:
-    from hafiza.vault.lock import holder, is_held
+    from hafiza.vault.store.lock import holder, is_held
 
     if is_held(vault.lock_path):
         return Check("lock", "warn", f"a writer holds the vault lock now (pid {holder(vault.lock_path)})")
@@ -156,7 +156,7 @@ def check_git(vault) -> Check:
 
 def check_interrupted(vault) -> Check:
     """A write that died (kill -9, a full disk) before its commit, and the temp files it left."""
-    from hafiza.vault.journal import Journal, orphan_temp_files
+    from hafiza.vault.store.journal import Journal, orphan_temp_files
 
     found = Journal(vault.root, vault.sidecar).read()
     temps = orphan_temp_files(vault.root)
@@ -201,7 +201,7 @@ def check_private(vault) -> Check:
 
 
 def check_usage(vault) -> Check:
-    from hafiza.vault import usage
+    from hafiza.vault.store import usage
 
     waiting = usage.unfolded(vault.sidecar)
     return Check("usage", "ok", f"{waiting.shown} impressions and {waiting.used} uses waiting to be folded")
@@ -236,8 +236,8 @@ def check_claude_memory(vault) -> Check:
 def check_sync(vault) -> Check:
     """What merges from other machines left: an unfinished merge, raw conflict markers (a merge without
     hafiza's driver), memories holding two texts until a person picks, a driver this machine lacks."""
-    from hafiza.vault import conflicts
-    from hafiza.vault.sync import MERGED, conflicted, driver_command
+    from hafiza.vault.format import conflicts
+    from hafiza.vault.sync.machines import MERGED, conflicted, driver_command
 
     git = vault.git
     if git.merging():

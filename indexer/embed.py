@@ -38,7 +38,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from hafiza.vault.text import fold_text
+from hafiza.vault.format.text import fold_text
 
 log = logging.getLogger(__name__)
 

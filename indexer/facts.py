@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 
 from hafiza.vault import facts
-from hafiza.vault.paths import FACT_DOC
+from hafiza.vault.format.paths import FACT_DOC
 
 from .schema import ALIAS_SEPARATOR, SNIPPET_CHARS
 

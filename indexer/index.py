@@ -1,7 +1,7 @@
 """The rebuildable index under <vault>/.hafiza/: incremental sync from the files, full rebuild.
 
 A sync reads only the files hafiza's writes logged since the index was last in step
-(vault/changes.py), or, when something else moved the folder, compares each file's
+(vault/store/changes.py), or, when something else moved the folder, compares each file's
 (mtime, size) with the manifest and re-reads what moved; a changed file whose content
 hash is unchanged costs no index write. A missing, corrupt or outdated index is
 rebuilt with a notice.
@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from hafiza.vault import changes
-from hafiza.vault.conflicts import readable
+from hafiza.vault.store import changes
+from hafiza.vault.format.conflicts import readable
 from hafiza.vault.files import NotRegularFile, atomic_write, read_text
-from hafiza.vault.lock import is_held, locked, try_locked
-from hafiza.vault.layout import rel_name, shard_folders
-from hafiza.vault.paths import FACT_DOC, FACTS, MEMORIES, SIDECAR, WRITE_LOCK
-from hafiza.vault.text import first_line
+from hafiza.vault.store.lock import is_held, locked, try_locked
+from hafiza.vault.format.layout import rel_name, shard_folders
+from hafiza.vault.format.paths import FACT_DOC, FACTS, MEMORIES, SIDECAR, WRITE_LOCK
+from hafiza.vault.format.text import first_line
 
 from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, SNIPPET_CHARS, TAG_SEPARATOR, schema
 
@@ -104,7 +104,7 @@ class Index:
     def _scan(self) -> dict[str, tuple[int, int]]:
         """(mtime, size) of every memory file by name, and of every fact note as `facts/<name>`."""
         out = {}
-        subfolders = [(sub, f"{sub.name}/") for sub in shard_folders(self.memories_dir)]  # vault/layout.py
+        subfolders = [(sub, f"{sub.name}/") for sub in shard_folders(self.memories_dir)]  # vault/format/layout.py
         for folder, prefix in ((self.memories_dir, ""), *subfolders, (self.root / FACTS, f"{FACTS}/")):
             try:
                 entries = os.scandir(folder)
@@ -169,7 +169,7 @@ class Index:
 
         With `quick` (every reader and writer), the cost does not grow with the vault: an index
         in step with the files is opened as it is, and when the folder moved only by hafiza's own
-        writes, just the files those wrote are read (see vault/changes.py). Anything else, a file
+        writes, just the files those wrote are read (see vault/store/changes.py). Anything else, a file
         created or deleted by hand, means comparing every file. Without `quick` (doctor, and the
         warm process when idle) every file is compared, which also finds edits made in place.
         Without `whoosh` (a caller that reads only the manifest) an index in step is not even opened.
@@ -357,7 +357,7 @@ class Index:
 
     def _file_change(self, manifest, name: str, old, on_disk: dict) -> FileChange:
         """What one moved file asks: read, parsed, checked for an id another file holds."""
-        from hafiza.vault import model
+        from hafiza.vault.format import model
 
         from .manifest import Row
 
@@ -501,7 +501,7 @@ class Index:
         for the files it wrote as the memory their name says (the log says which: without that, every write
         read every file written since the last search, ~1 ms a hundred). A writer never loads Whoosh to
         learn them."""
-        from hafiza.vault.model import declared_id
+        from hafiza.vault.format.model import declared_id
 
         stamps, base = self._stamps(), self._read_stamped()
         written = changes.written_since(self.root, base[1], stamps[1]) if base is not None else None

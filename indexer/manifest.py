@@ -31,7 +31,7 @@ class Row(NamedTuple):
         return self.mtime, self.size
 
 
-# Files whose name is not their id: `x.md`, and a large vault's `3f/x.md` (vault/layout.py), are named
+# Files whose name is not their id: `x.md`, and a large vault's `3f/x.md` (vault/format/layout.py), are named
 # for their id. The query of `misnamed` repeats this condition, so SQLite reads only the other rows.
 _MISNAMED = "name != id || '.md' AND name NOT LIKE '__/' || id || '.md'"
 _MISNAMED_INDEX = f"CREATE INDEX misnamed ON files (id) WHERE {_MISNAMED}"

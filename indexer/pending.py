@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hafiza.vault.paths import FACT_DOC
+from hafiza.vault.format.paths import FACT_DOC
 
 from . import cold, impact
 from .index import ADD, DROP

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from hafiza.vault.text import inline
+from hafiza.vault.format.text import inline
 
 from .search import visible_scopes
 

@@ -23,7 +23,7 @@ from bisect import insort
 from pathlib import Path
 from typing import NamedTuple
 
-from hafiza.vault import usage
+from hafiza.vault.store import usage
 from hafiza.vault.errors import HafizaError
 
 from . import rank
@@ -173,7 +173,7 @@ class Recall:
         return self._vectors
 
     def _why_no_vectors(self) -> str:
-        from hafiza.vault.lock import is_held
+        from hafiza.vault.store.lock import is_held
 
         from .refresh import VECTORS_LOCK
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from hafiza.vault.lock import is_held
-from hafiza.vault.paths import SIDECAR
+from hafiza.vault.store.lock import is_held
+from hafiza.vault.format.paths import SIDECAR
 
 from .config import Settings
 from .config import embedder as choose_embedder
@@ -51,7 +51,7 @@ def writable(root: Path, actor: str = "cli", embedder=None, progress=None, embed
     (a read-only command never imports the model). A model that loads slowly embeds in a background
     process (`embed_later`) unless `embed_now` (the demo, which searches by meaning right after).
     """
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     def follow(vault) -> None:
         chosen = embedder
@@ -65,7 +65,7 @@ def writable(root: Path, actor: str = "cli", embedder=None, progress=None, embed
         elif chosen is not None:
             refresh_all(vault.root, progress, chosen, quick=True)
         # Keyword only: nothing to do here. The next reader (a hook, a search, the warm process's watch)
-        # indexes the files this write logged (vault/changes.py), so a write never loads Whoosh.
+        # indexes the files this write logged (vault/store/changes.py), so a write never loads Whoosh.
 
     return Vault(root, actor, after_commit=follow, misnamed=Index(root, notice=lambda _: None).misnamed, **options)
 
@@ -100,7 +100,7 @@ def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
     finds the lock held leaves a note instead of waiting out the embedding:
     the holder runs once more when it sees the note (a rebuild waits its turn).
     """
-    from hafiza.vault.lock import locked, try_locked
+    from hafiza.vault.store.lock import locked, try_locked
 
     lock, wanted = index.sidecar / VECTORS_LOCK, index.sidecar / VECTORS_WANTED
     done = (0, 0)
@@ -146,7 +146,7 @@ def embedding_items(index: Index, known=None, listing=None) -> Iterator[tuple]:
     `listing`: (id, source, a function reading the document) of each memory (search.View.sources),
     else every document is read from the index.
     """
-    from hafiza.vault.model import content_hash
+    from hafiza.vault.format.model import content_hash
 
     from .vectors import embedding_texts
 

@@ -7,7 +7,7 @@ import math
 from bisect import bisect_left, bisect_right
 from typing import NamedTuple
 
-from hafiza.vault import usage
+from hafiza.vault.store import usage
 
 from . import impact, rank, topk
 from .hits import Hit  # noqa: F401  (re-exported: what recall returns)

@@ -1,4 +1,4 @@
-"""Text to terms: Turkish-aware folding (hafiza.vault.text.fold_text), no stemming, CJK bigrams.
+"""Text to terms: Turkish-aware folding (hafiza.vault.format.text.fold_text), no stemming, CJK bigrams.
 Stdlib only (prompt path). Stemmers break Turkish, so words are kept whole.
 """
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from hafiza.vault.text import fold_text
+from hafiza.vault.format.text import fold_text
 
 # A word: letters/digits, joined by . _ - / so `file.py`, `v2.3`, `ERR_PNPM_OUTDATED` stay whole.
 _WORD = re.compile(r"[^\W_]+(?:[._\-][^\W_]+)*|_+[^\W_]+(?:[._\-][^\W_]+)*", re.UNICODE)

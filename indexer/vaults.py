@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.teams import PERSONAL, readable
+from hafiza.vault.sync.teams import PERSONAL, readable
 
 
 def open_recall(root: Path, mode: str | None = None, embedder=None, teams: dict[str, Path] | None = None,
@@ -136,8 +136,8 @@ class OneQuery:
 def log_shown(personal: Path, hits, roots: dict[str, str] | None, session: str | None = None) -> None:
     """Append an impression for each hit (dicts or Hits) to the usage log of the vault it came from:
     a team memory's counts are folded into the team vault, never into the personal one."""
-    from hafiza.vault import usage
-    from hafiza.vault.paths import SIDECAR
+    from hafiza.vault.store import usage
+    from hafiza.vault.format.paths import SIDECAR
 
     by_root: dict[Path, list[str]] = {}
     for hit in hits:

@@ -1,6 +1,6 @@
 """Capture: the user's explicit statements in a session become proposed memories in the inbox.
 
-The inbox is a review branch (`capture/<date>`, vault/review.py), one commit per proposed memory, with
+The inbox is a review branch (`capture/<date>`, vault/offline/review.py), one commit per proposed memory, with
 the quote, session and time as evidence. Nothing reaches recall until a person accepts it (`hafiza
 inbox accept`), or `--auto` accepts the explicit ones (what the user said in so many words).
 A statement that restates an existing memory records a use of it instead; one close to an existing
@@ -16,10 +16,10 @@ import datetime as dt
 from typing import NamedTuple
 
 from hafiza.indexer.search import query_terms
-from hafiza.vault import model
-from hafiza.vault.review import Action, Review
-from hafiza.vault.secrets import find_secrets
-from hafiza.vault.text import fold_text
+from hafiza.vault.format import model
+from hafiza.vault.offline.review import Action, Review
+from hafiza.vault.guard.secrets import find_secrets
+from hafiza.vault.format.text import fold_text
 
 from .facts import proposals as fact_proposals
 from .statements import Statement, find, overlap

@@ -21,9 +21,9 @@ from hafiza.indexer.search import query_terms
 from hafiza.indexer.text import terms
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.files import atomic_write
-from hafiza.vault.lock import locked
-from hafiza.vault.paths import SIDECAR
-from hafiza.vault.secrets import mask
+from hafiza.vault.store.lock import locked
+from hafiza.vault.format.paths import SIDECAR
+from hafiza.vault.guard.secrets import mask
 
 from . import transcripts
 from .transcripts import Turn

@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hafiza.vault.answers import InvalidAnswer
+from hafiza.vault.offline.answers import InvalidAnswer
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.review import Action, Review
-from hafiza.vault.text import fold_text
+from hafiza.vault.offline.review import Action, Review
+from hafiza.vault.format.text import fold_text
 
 from . import gate
 from .procedures import Procedure

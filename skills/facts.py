@@ -14,12 +14,13 @@ import datetime as dt
 import re
 from typing import NamedTuple
 
-from hafiza.vault import facts, model
+from hafiza.vault import facts
+from hafiza.vault.format import model
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.layout import memory_rel
-from hafiza.vault.review import Action
-from hafiza.vault.secrets import find_secrets
-from hafiza.vault.text import fold_text
+from hafiza.vault.format.layout import memory_rel
+from hafiza.vault.offline.review import Action
+from hafiza.vault.guard.secrets import find_secrets
+from hafiza.vault.format.text import fold_text
 
 LOCATION = "based in"
 CONFIDENCE = 0.8

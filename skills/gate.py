@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 
 from hafiza.verifier import probes
-from hafiza.vault.secrets import find_secrets
+from hafiza.vault.guard.secrets import find_secrets
 
 from .steps import ASSIGN, Step, command_step
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.secrets import find_secrets
+from hafiza.vault.guard.secrets import find_secrets
 
 from .statements import MAX_CHARS, MIN_WORDS, Statement, overlap
 
@@ -63,7 +63,7 @@ def find(provider, turns, explicit=()) -> tuple[list[Found], list[Dropped]]:
     it dropped and why. `explicit` are the quotes the patterns found already. A window whose answer does
     not validate is skipped (the provider's budget counts and logs it); running out of budget ends the
     search, keeping what was found."""
-    from hafiza.vault.provider import BudgetSpent, InvalidAnswer, ProviderError
+    from hafiza.vault.offline.provider import BudgetSpent, InvalidAnswer, ProviderError
 
     found, dropped = [], []
     seen = {_plain(q) for q in explicit}

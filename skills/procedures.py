@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hafiza.vault import episodes as episode_log
-from hafiza.vault.text import fold_text
+from hafiza.vault.format.text import fold_text
 
 from . import transcripts
 from .steps import Step, command_step, steps

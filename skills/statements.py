@@ -1,6 +1,6 @@
 """Explicit statements in what a user typed: rules, preferences, lessons and facts they asked to keep.
 
-No model: patterns over the folded text (hafiza.vault.text.fold_text, so "bundan sonra" and
+No model: patterns over the folded text (hafiza.vault.format.text.fold_text, so "bundan sonra" and
 "bundan sonra" without diacritics match alike), in English and Turkish. Only what the user said in so
 many words counts: "remember that…", "from now on…", "always/never <do>…", "unutma…", "bundan
 sonra…", "her zaman/asla … <imperative or 'we do'>", "I prefer…", corrections ("no, we use X, not Y").
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from hafiza.vault.text import fold_text
+from hafiza.vault.format.text import fold_text
 
 MIN_WORDS, MAX_CHARS = 3, 400   # "never mind" is not a rule; a pasted paragraph is not one statement
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hafiza.vault.store import Vault
+from hafiza.vault.store.vault import Vault
 
 ROOT = Path(__file__).resolve().parents[1]
 

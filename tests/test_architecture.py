@@ -183,7 +183,7 @@ def test_every_layer_is_a_package_in_its_namespace():
 
 
 @pytest.mark.parametrize("module, banned", [
-    ("hafiza.vault.store", {"click", "mcp", "whoosh", "numpy"}),
+    ("hafiza.vault.store.vault", {"click", "mcp", "whoosh", "numpy"}),
     ("hafiza.indexer.recall", {"click", "mcp", "git"}),
     ("hafiza.hooks.entry", {"click", "mcp", "git", "yaml", "frontmatter"}),
     ("hafiza.cli.read", {"click", "mcp", "whoosh", "numpy", "yaml"}),
@@ -213,9 +213,9 @@ def test_adapters_open_vaults_only_through_the_one_write_path():
 
 
 # The environment is read at the edges and passed in (hafiza.indexer.config); the library reads it
-# only to resolve default locations: the vault (vault/paths.py) and the model cache (indexer/embed.py).
-# vault/git.py hands the environment on to git with a few overrides (GIT_INDEX_FILE, commit dates).
-ENVIRON_ALLOWED = {"vault/paths.py", "indexer/config.py", "indexer/embed.py", "vault/git.py"}
+# only to resolve default locations: the vault (vault/format/paths.py) and the model cache (indexer/embed.py).
+# vault/git/repo.py hands the environment on to git with a few overrides (GIT_INDEX_FILE, commit dates).
+ENVIRON_ALLOWED = {"vault/format/paths.py", "indexer/config.py", "indexer/embed.py", "vault/git/repo.py"}
 
 
 def test_the_library_does_not_read_the_environment():

@@ -9,9 +9,9 @@ from hafiza.indexer.recall import Recall
 from hafiza.skills import capture
 from hafiza.skills.statements import find
 from hafiza.skills.transcripts import Turn
-from hafiza.vault import usage
+from hafiza.vault.store import usage
 from hafiza.vault.errors import GitError, HafizaError
-from hafiza.vault.review import Review
+from hafiza.vault.offline.review import Review
 from secrets_corpus import SECRETS
 from test_sessions import home  # noqa: F401  (the fixture: a HOME with the recorded transcripts)
 
@@ -170,7 +170,7 @@ def _item(text, quote, type="lesson", confidence=0.9):
 
 
 def _with_model(vault, answers, said=CHAT, budget=10, **kw):
-    from hafiza.vault.provider import Budget, OpenAIProvider
+    from hafiza.vault.offline.provider import Budget, OpenAIProvider
     from model_server import ModelServer
 
     with ModelServer(answers) as server:
@@ -237,7 +237,7 @@ def test_the_model_budget_bounds_the_calls(vault):
 
 
 def test_without_a_model_the_explicit_statements_are_all_there_is(vault):
-    from hafiza.vault.provider import Budget, NoProvider
+    from hafiza.vault.offline.provider import Budget, NoProvider
 
     report = capture.file(vault, CHAT, provider=Budget(NoProvider(), 10))
     assert report.proposed == ["always-squash-merge"] and report.implicit == report.dropped == []

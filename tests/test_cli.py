@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git_subjects, run_cli
-from hafiza.vault.store import Vault
+from hafiza.vault.store.vault import Vault
 
 
 def all_commands():
@@ -650,7 +650,7 @@ def test_a_malformed_file_is_reported_by_doctor_and_reindex_and_the_rest_work(li
 
 def test_doctor_reports_a_held_lock_and_hand_edits(listed):
     holder = subprocess.Popen([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
-                               "from hafiza.vault.lock import locked\n"
+                               "from hafiza.vault.store.lock import locked\n"
                                "with locked(Path(sys.argv[1])):\n print('locked', flush=True)\n sys.stdin.readline()",
                                str(listed.lock_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

@@ -17,7 +17,7 @@ import pytest
 from conftest import edit_in_place
 from hafiza.indexer import cold
 from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, Recall
-from hafiza.vault.store import Vault
+from hafiza.vault.store.vault import Vault
 
 WORDS = ("deploy staging postgres redis pnpm docker kafka nginx terraform helm grafana sentry billing checkout "
          "gateway ankara izmir lockfile rollback migration backup cron webhook timeout latency cache replica "
@@ -256,7 +256,7 @@ def test_files_that_do_not_describe_the_index_leave_recall_to_whoosh(segmented, 
 
 
 def test_a_fresh_search_after_writes_loads_neither_whoosh_nor_pyyaml(segmented):
-    """The writes are ranked in memory (pending.py) and their files read without PyYAML (vault/frontmatter.py)."""
+    """The writes are ranked in memory (pending.py) and their files read without PyYAML (vault/format/frontmatter.py)."""
     segmented.update("m1", "kafka gateway timeout after the upgrade", title="kafka gateway timeout")
     segmented.remember("kafka gateway timeout in billing", id="newest", title="kafka gateway billing")
     script = ("import json, sys; from pathlib import Path; from hafiza.indexer.recall import Recall; "

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from conftest import git_subjects, run_cli
-from hafiza.vault import usage
+from hafiza.vault.store import usage
 
 WRITERS = 8
 

@@ -12,11 +12,11 @@ from conftest import git, git_subjects, project_repo, run_cli
 from model_server import ModelServer
 
 from hafiza.curator import aliases, conflicts
-from hafiza.vault import mentions
+from hafiza.vault.format import mentions
 from hafiza.curator.corpus import load
 from hafiza.curator.run import curate
-from hafiza.vault.provider import Budget, OpenAIProvider, make_provider
-from hafiza.vault.review import Review
+from hafiza.vault.offline.provider import Budget, OpenAIProvider, make_provider
+from hafiza.vault.offline.review import Review
 
 TODAY = dt.date(2026, 12, 1)
 
@@ -302,7 +302,7 @@ def test_push_writes_a_pr_body_and_the_branch_reaches_the_remote(vault, tmp_path
 def test_a_session_start_records_where_its_project_lives(vault, shop):
     from test_hooks import hook
 
-    from hafiza.vault import projects
+    from hafiza.vault.store import projects
 
     hook("claude-code", "SessionStart", {"session_id": "p", "source": "startup", "cwd": str(shop / "infra")})
     assert projects.known(vault.sidecar) == {"shop": shop.resolve()}

@@ -14,7 +14,7 @@ import pytest
 from hafiza.indexer.config import default_embedder
 from hafiza.indexer.embed import Embedder, HashEmbedder, USEEmbedder, cache_root
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.text import fold_text
+from hafiza.vault.format.text import fold_text
 
 TEXTS = ["Production deploys only from main, after CI is green.",
          "Üretime sadece main dalından dağıtım yapılır.",

@@ -9,7 +9,7 @@ import pytest
 from conftest import git_subjects
 from hafiza.vault import episodes
 from hafiza.vault.errors import HafizaError, SecretRefused
-from hafiza.vault.store import Vault
+from hafiza.vault.store.vault import Vault
 
 WHEN = dt.datetime(2026, 11, 30, 14, 5, 9).astimezone()
 

@@ -11,9 +11,9 @@ from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR, Recall
 from hafiza.indexer.refresh import writable
 from hafiza.vault import facts
 from hafiza.vault.errors import HafizaError, SecretRefused
-from hafiza.vault.merge import reconcile
-from hafiza.vault.store import Vault
-from hafiza.vault.sync import clone, set_remote, sync
+from hafiza.vault.sync.merge import reconcile
+from hafiza.vault.store.vault import Vault
+from hafiza.vault.sync.machines import clone, set_remote, sync
 
 ACME = "facts/acme-a-s.md"
 

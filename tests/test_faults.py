@@ -434,7 +434,7 @@ def test_an_undo_ends_its_write_so_a_later_hand_edit_is_kept(kept):
 def test_a_fold_of_only_vanished_memories_leaves_no_journal(kept):
     """A usage log naming only memories that are gone wrote nothing, yet left the fold's journal behind,
     and doctor reported an interrupted write."""
-    from hafiza.vault import usage
+    from hafiza.vault.store import usage
 
     usage.append(kept.sidecar, "used", ["no-such-memory"])
     assert run_cli("fold").stdout == "nothing to fold\n"

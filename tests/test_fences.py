@@ -25,7 +25,7 @@ from hafiza.hooks.clients import hook_argv
 from hafiza.hooks.entry import cold_asker, respond
 from hafiza.indexer.config import Settings
 from hafiza.indexer.index import Index
-from hafiza.vault.text import inline, visible
+from hafiza.vault.format.text import inline, visible
 
 # One distinct word per corpus entry; with its reversal in the text and the prompt (recall's floor wants more
 # than one word found in a single memory), one prompt recalls that memory.
@@ -94,7 +94,7 @@ def assert_profile_block(text: str) -> list[str]:
 @pytest.fixture
 def hostile(vault, monkeypatch):
     """A vault whose memories (title and body) and profile.md carry every corpus text."""
-    from hafiza.vault import model
+    from hafiza.vault.format import model
 
     for word, (text, _) in zip(WORDS, HOSTILE):
         body, title = f"{text} {word} {word[::-1]} checklist", f"{word} {text}"
@@ -219,7 +219,7 @@ def test_inline_leaves_ordinary_text_alone(text):
 def test_inline_takes_its_shortcut_only_for_text_the_full_cleaning_leaves_as_it_is():
     """`inline` skips its table for printable text without the few printable characters the table changes;
     for each code point, that shortcut must give what the full cleaning gives."""
-    from hafiza.vault.text import _INLINE, _untag
+    from hafiza.vault.format.text import _INLINE, _untag
 
     def cleaned(text):
         text = " ".join(text.translate(_INLINE).split())

@@ -189,7 +189,7 @@ def test_a_vault_opened_for_reading_refuses_to_write(vault):
     import pytest
 
     from hafiza.vault.errors import HafizaError
-    from hafiza.vault.store import reader
+    from hafiza.vault.store.vault import reader
 
     with pytest.raises(HafizaError, match="opened for reading"):
         reader(vault.root).remember("should not land")

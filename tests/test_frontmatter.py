@@ -1,4 +1,4 @@
-"""vault/frontmatter.py writes exactly what PyYAML writes, and reads what PyYAML reads, or declines: on
+"""vault/format/frontmatter.py writes exactly what PyYAML writes, and reads what PyYAML reads, or declines: on
 generated vaults, hostile text and random strings built from the characters PyYAML treats specially."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from fence_corpus import BENIGN, HOSTILE
-from hafiza.vault import model
-from hafiza.vault.frontmatter import emit, read
-from hafiza.vault.ids import slugify
+from hafiza.vault.format import model
+from hafiza.vault.format.frontmatter import emit, read
+from hafiza.vault.format.ids import slugify
 
 import gen
 

@@ -7,9 +7,10 @@ import subprocess
 import pytest
 
 from conftest import git_subjects, run_cli
-from hafiza.vault import model, usage
+from hafiza.vault.format import model
+from hafiza.vault.store import usage
 from hafiza.vault.errors import GitError, HafizaError
-from hafiza.vault.git import GitStore, message
+from hafiza.vault.git.repo import GitStore, message
 
 
 def git(root, *args) -> str:
@@ -34,7 +35,7 @@ def test_commits_carry_the_trailers_git_itself_parses(vault):
 
 
 def test_the_actor_is_whoever_opened_the_vault(vault):
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     Vault(vault.root, actor="curator").remember("We use pnpm.", id="pnpm")
     assert trailer(vault.root, "Hafiza-Actor") == "curator"
@@ -58,7 +59,7 @@ def test_the_git_store_commits_at_a_given_time_and_returns_the_sha(vault):
 
 
 def test_a_commit_without_a_user_identity_still_works(tmp_path, monkeypatch):
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
         monkeypatch.delenv(key)
@@ -73,7 +74,7 @@ def test_a_commit_without_a_user_identity_still_works(tmp_path, monkeypatch):
     ({"user.name": "Ayşe Yılmaz"}, "hafiza <hafiza@localhost>"),  # half an identity: git would guess the rest
 ])
 def test_commits_carry_the_users_git_identity_or_else_hafizas(tmp_path, monkeypatch, configured, expected):
-    from hafiza.vault.store import Vault
+    from hafiza.vault.store.vault import Vault
 
     for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
         monkeypatch.delenv(key)

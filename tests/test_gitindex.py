@@ -1,5 +1,5 @@
-"""A commit of a few files made from HEAD's trees (vault/trees.py), and git's index brought level for those
-paths only (vault/gitindex.py): the same commit and the same index git itself makes, checked against git
+"""A commit of a few files made from HEAD's trees (vault/git/trees.py), and git's index brought level for those
+paths only (vault/git/index.py): the same commit and the same index git itself makes, checked against git
 on real repositories."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import subprocess
 import pytest
 
 from conftest import git
-from hafiza.vault import gitindex
-from hafiza.vault.git import GitStore
+from hafiza.vault.git import index as gitindex
+from hafiza.vault.git.repo import GitStore
 
 FILES = {
     "README.md": "top\n",
@@ -180,7 +180,7 @@ def test_a_corrupt_index_is_not_blessed_with_a_new_checksum(tmp_path):
 
 
 def test_a_commit_made_through_git_index_refuses_what_was_staged_by_hand(tmp_path):
-    from hafiza.vault.git import StagedElsewhere
+    from hafiza.vault.git.repo import StagedElsewhere
 
     root = _repo(tmp_path / "v")
     _apply(root, {"memories/m.md": "staged by hand\n", "memories/3f/new/deep.md": "deep\n"})
@@ -374,7 +374,7 @@ def test_trees_edited_as_bytes_are_the_trees_git_makes(tmp_path):
 
 @pytest.mark.parametrize("name", [b"a", b"a.md", b"ab", b"b", b"0", b"zz"])
 def test_finding_an_entry_walks_git_s_order(name):
-    from hafiza.vault import trees
+    from hafiza.vault.git import trees
 
     body = b"".join(mode + b" " + entry + b"\0" + bytes(20) for mode, entry in [
         (trees.FILE, b"a-b.md"), (trees.FILE, b"a.md"), (trees.FOLDER, b"a"), (trees.FILE, b"a0"),

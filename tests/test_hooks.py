@@ -14,7 +14,7 @@ import pytest
 from conftest import edit_in_place
 from hafiza.hooks import wire
 from hafiza.hooks.clients import hook_argv
-from hafiza.vault import usage
+from hafiza.vault.store import usage
 
 CLAUDE_PROMPT = {"session_id": "s-1", "transcript_path": "", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit",
                  "permission_mode": "default"}
@@ -484,7 +484,7 @@ def test_with_a_warm_process_the_hook_loads_neither_site_packages_nor_hafiza(fil
 
 def test_the_hook_finds_the_vault_where_hafiza_does(tmp_path, monkeypatch):
     from hafiza.hooks.hafiza_hook import vault_dir
-    from hafiza.vault.paths import resolve_vault
+    from hafiza.vault.format.paths import resolve_vault
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     for env in ({}, {"XDG_DATA_HOME": str(tmp_path / "xdg")}, {"HAFIZA_VAULT": "~/notes/../vault"},

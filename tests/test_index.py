@@ -196,7 +196,7 @@ def test_reindex_rebuilds_from_scratch(filled):
 HOLD_INDEX_LOCK = """
 import sys
 from pathlib import Path
-from hafiza.vault.lock import locked
+from hafiza.vault.store.lock import locked
 with locked(Path(sys.argv[1])):
     print("locked", flush=True)
     sys.stdin.readline()
@@ -296,7 +296,7 @@ def _counting_reads(monkeypatch):
 
 def test_a_write_reads_only_the_files_it_wrote(filled, monkeypatch):
     from hafiza.indexer.refresh import writable
-    from hafiza.vault import model
+    from hafiza.vault.format import model
 
     Index(filled.root).sync()
     vault = writable(filled.root, embedder=None)
@@ -335,7 +335,7 @@ def test_a_file_created_by_hand_is_found_by_the_next_reader(filled):
 
 def test_an_id_a_hand_made_file_declares_is_taken_without_reading_every_header(filled, monkeypatch):
     from hafiza.indexer.refresh import writable
-    from hafiza.vault import model
+    from hafiza.vault.format import model
 
     Index(filled.root).sync()
     write(filled, "Notes From Ayse.md", "id: deploy-notes\ntitle: Deploy notes", "Hand made.")

@@ -1,5 +1,5 @@
 """A large vault: new memories go into subfolders of memories/, and a write looks only at the files it
-changes between full looks for hand edits (vault/layout.py, Vault._record_hand_edits)."""
+changes between full looks for hand edits (vault/format/layout.py, Vault._record_hand_edits)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from conftest import git_subjects, run_cli
 from hafiza.indexer.index import Index
 from hafiza.indexer.recall import Recall
-from hafiza.vault import layout, store
+from hafiza.vault.format import layout
+from hafiza.vault.store import vault as store
 from hafiza.vault.errors import HafizaError, SecretRefused
 
 
@@ -136,7 +137,7 @@ def test_the_misnamed_ids_are_kept_for_writers_while_the_manifest_does_not_move(
 
 
 def test_a_writer_reads_no_header_of_the_memories_hafiza_wrote_since_the_last_sync(vault, monkeypatch):
-    from hafiza.vault import model
+    from hafiza.vault.format import model
 
     vault.remember("The first note.", id="first")  # the change log begins
     Index(vault.root).sync()

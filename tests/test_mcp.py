@@ -17,7 +17,8 @@ from conftest import git_subjects, run_cli
 from hafiza.hooks.mcp import create_server
 from hafiza.indexer.recall import Recall
 from hafiza.indexer.refresh import refresh_all
-from hafiza.vault import episodes, usage
+from hafiza.vault import episodes
+from hafiza.vault.store import usage
 
 TOOLS = {"recall", "remember", "supersede", "forget", "mark_used", "get", "list", "profile", "record_episode",
          "add_aliases", "update", "search_sessions", "set_fact", "get_fact"}

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from hafiza.vault import model
+from hafiza.vault.format import model
 from hafiza.vault.errors import FrontmatterError, HafizaError
-from hafiza.vault.ids import is_valid_id, slugify, transliterate, unique_id
+from hafiza.vault.format.ids import is_valid_id, slugify, transliterate, unique_id
 
 
 def doc(header: str, body: str = "Body text.") -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from hafiza.indexer.config import settings
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.provider import (AnthropicProvider, Budget, BudgetSpent, CommandProvider, InvalidAnswer,
+from hafiza.vault.offline.provider import (AnthropicProvider, Budget, BudgetSpent, CommandProvider, InvalidAnswer,
                                    NoProvider, OpenAIProvider, ProviderError, extract_json, make_provider,
                                    validate)
 

@@ -10,7 +10,7 @@ from conftest import run_cli
 from hafiza.indexer import rank
 from hafiza.indexer.index import Index
 from hafiza.indexer.recall import Recall
-from hafiza.vault import usage
+from hafiza.vault.store import usage
 
 TODAY = dt.date.today()
 TEXT = "The staging server listens on port 8080 behind nginx."

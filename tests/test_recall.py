@@ -243,7 +243,7 @@ def segmented(vault):
     Whoosh's merges), written with hafiza's own schema and documents."""
     from hafiza.indexer.index import Index, document
     from hafiza.indexer.search import View
-    from hafiza.vault import model
+    from hafiza.vault.format import model
 
     topics = ["deploy", "staging", "postgres", "redis", "pnpm", "docker", "kafka", "nginx"]
     for i in range(40):
@@ -465,7 +465,7 @@ def test_a_prepared_view_keeps_no_document_whole_and_hits_still_carry_snippets(v
 
 def test_a_search_while_the_vectors_are_first_built_says_so(vault):
     from hafiza.indexer.refresh import VECTORS_LOCK
-    from hafiza.vault.lock import claim
+    from hafiza.vault.store.lock import claim
 
     vault.remember("Deploy to production only from main.", title="Production deploys")
     said = []
@@ -490,7 +490,7 @@ def test_clauses_of_chitchat_around_a_subject_are_left_out_of_its_meaning():
 
 def test_general_stop_words_are_stored_folded_and_leave_subjects_informative():
     from hafiza.indexer.stopwords import _GENERAL, informative
-    from hafiza.vault.text import fold_text
+    from hafiza.vault.format.text import fold_text
 
     assert all(fold_text(w) == w for w in _GENERAL)
     assert informative(["hangisi", "anyway", "test", "index", "deploy"]) == ["test", "index", "deploy"]

@@ -7,8 +7,8 @@ import time
 from hafiza.indexer.embed import HashEmbedder
 from hafiza.indexer.refresh import WARM_EMBEDDER, WARM_EMBEDS, writable
 from hafiza.indexer.vectors import VectorStore
-from hafiza.vault.lock import claim
-from hafiza.vault.store import Vault
+from hafiza.vault.store.lock import claim
+from hafiza.vault.store.vault import Vault
 
 
 class SlowHash(HashEmbedder):

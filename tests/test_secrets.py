@@ -17,9 +17,9 @@ import pytest
 
 import secrets_corpus as corpus
 from conftest import git_subjects, run_cli
-from hafiza.vault import model
+from hafiza.vault.format import model
 from hafiza.vault.errors import SecretRefused
-from hafiza.vault.secrets import Scan, check, find_secrets, mask, scan, scan_bytes, text_for_scan
+from hafiza.vault.guard.secrets import Scan, check, find_secrets, mask, scan, scan_bytes, text_for_scan
 
 _rng = random.Random(20261130)
 

@@ -14,8 +14,8 @@ from hafiza.skills import catalog, drafts, gate, procedures, sources
 from hafiza.skills.steps import command_step, mask, segments, steps
 from hafiza.skills.transcripts import Call
 from hafiza.vault import episodes
-from hafiza.vault.provider import Budget, OpenAIProvider
-from hafiza.vault.review import Review
+from hafiza.vault.offline.provider import Budget, OpenAIProvider
+from hafiza.vault.offline.review import Review
 from model_server import ModelServer
 import skill_sessions
 from secrets_corpus import SECRET_VALUES

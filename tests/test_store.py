@@ -10,15 +10,16 @@ import time
 import pytest
 
 from conftest import git_subjects, run_cli
-from hafiza.vault import model, usage
+from hafiza.vault.format import model
+from hafiza.vault.store import usage
 from hafiza.vault.errors import FrontmatterError, HafizaError, MemoryNotFound, VaultLocked
 from hafiza.vault.files import atomic_write
-from hafiza.vault.store import Vault
+from hafiza.vault.store.vault import Vault
 
 HOLD_LOCK = """
 import sys
 from pathlib import Path
-from hafiza.vault.lock import locked
+from hafiza.vault.store.lock import locked
 with locked(Path(sys.argv[1])):
     print("locked", flush=True)
     sys.stdin.readline()  # hold until the test closes our stdin
@@ -468,7 +469,7 @@ def test_a_secret_in_a_hand_edit_is_never_committed(vault):
 
 
 def test_the_incremental_usage_reader_agrees_with_a_full_read(vault):
-    from hafiza.vault import usage
+    from hafiza.vault.store import usage
 
     reader = usage.PendingReader(vault.sidecar)
     assert reader.read() == {}

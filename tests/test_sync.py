@@ -12,12 +12,13 @@ import sys
 import pytest
 
 from conftest import git, git_subjects, run_cli
-from hafiza.vault import conflicts, episodes, model
+from hafiza.vault.format import conflicts, model
+from hafiza.vault import episodes
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.merge import reconcile
-from hafiza.vault.review import RULINGS
-from hafiza.vault.store import Vault
-from hafiza.vault.sync import clone, conflicted, resolve, set_remote, sync
+from hafiza.vault.sync.merge import reconcile
+from hafiza.vault.offline.review import RULINGS
+from hafiza.vault.store.vault import Vault
+from hafiza.vault.sync.machines import clone, conflicted, resolve, set_remote, sync
 
 TODAY = dt.date.today()
 
@@ -298,7 +299,7 @@ def test_a_concurrent_writer_loses_nothing(pair):
     for n in range(3):
         b.update("note", f"line one\nline two\nb edit {n}")
     sync(b)
-    code = ("import sys; from hafiza.vault.store import Vault\n"
+    code = ("import sys; from hafiza.vault.store.vault import Vault\n"
             "v = Vault(sys.argv[1])\n"
             "for n in range(6): v.remember(f'written meanwhile {n}', id=f'meanwhile-{n}')\n")
     proc = subprocess.Popen([sys.executable, "-c", code, str(a.root)])

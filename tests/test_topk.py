@@ -18,7 +18,7 @@ from hafiza.indexer.index import Index
 from hafiza.indexer.schema import FIELD_BOOSTS, PREFIXES
 from hafiza.indexer.search import EXACT_FIELDS, GATHER, K1, B, View, keyword_channel, query_terms, visible
 from hafiza.indexer.text import prefix
-from hafiza.vault.store import Vault
+from hafiza.vault.store.vault import Vault
 
 WORDS = ("deploy staging postgres redis pnpm docker kafka nginx terraform helm grafana sentry billing "
          "checkout gateway ankara izmir berlin lockfile rollback migration backup cron webhook timeout "

@@ -264,8 +264,8 @@ def test_a_missing_memory_is_a_404_page(client):
 # ---- review: branches, related pairs, sync conflicts
 
 def _archive(vault, memory_id: str):
-    from hafiza.vault import model
-    from hafiza.vault.review import Action
+    from hafiza.vault.format import model
+    from hafiza.vault.offline.review import Action
 
     memory = vault.get(memory_id).evolve(status="archived", archived_reason="unused")
     return Action("archive", f"archive {memory_id}", f"archive:{memory_id}",
@@ -274,7 +274,7 @@ def _archive(vault, memory_id: str):
 
 
 def test_accept_one_action_and_reject_another_with_a_reason(client, vault):
-    from hafiza.vault.review import Review
+    from hafiza.vault.offline.review import Review
 
     for name in ("alpha", "beta"):
         vault.remember(f"{name} is an old note", id=name)
@@ -321,8 +321,8 @@ def test_a_related_pair_judged_fine_is_never_listed_again(client, vault):
 
 def test_a_sync_conflict_is_resolved_from_the_page(tmp_path, vault):
     from conftest import git
-    from hafiza.vault.store import Vault
-    from hafiza.vault.sync import clone, set_remote, sync
+    from hafiza.vault.store.vault import Vault
+    from hafiza.vault.sync.machines import clone, set_remote, sync
 
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
@@ -390,7 +390,7 @@ def test_health_shows_doctors_checks_growth_usage_and_the_quiet_ones(client, vau
     vault.import_many([{"text": "An old note nobody asks about", "id": "old-quiet", "created": old},
                        {"text": "An old note that is used", "id": "old-used", "created": old}], source="test")
     vault.remember("A new note", id="fresh")
-    from hafiza.vault import usage
+    from hafiza.vault.store import usage
 
     usage.append(vault.sidecar, "shown", ["old-used", "fresh"])
     usage.append(vault.sidecar, "used", ["old-used"])
@@ -466,7 +466,7 @@ def test_the_list_follows_every_write_after_it_was_read(client, vault):
 
 
 def test_ticked_actions_are_accepted_together_one_commit_each(client, vault):
-    from hafiza.vault.review import Review
+    from hafiza.vault.offline.review import Review
 
     for name in ("one", "two", "three"):
         vault.remember(f"{name} is an old note", id=name)

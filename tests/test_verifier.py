@@ -12,7 +12,7 @@ import pytest
 from conftest import git, git_subjects, project_repo, run_cli
 from model_server import ModelServer
 
-from hafiza.vault.provider import OpenAIProvider
+from hafiza.vault.offline.provider import OpenAIProvider
 from hafiza.verifier.extract import extract, from_model
 from hafiza.verifier.probes import Context, check
 from hafiza.verifier.run import verify
@@ -123,7 +123,7 @@ def test_url_probes_prove_life_only(http_server):
 
 
 def _claims_memory(vault, memory_id: str, claims: list, body: str = "Deploys run `infra/deploy.sh`.") -> None:
-    from hafiza.vault import model
+    from hafiza.vault.format import model
 
     memory = model.Memory(id=memory_id, title=body, body=body, scope="project:app", claims=claims)
     (vault.memories_dir / f"{memory_id}.md").write_text(model.dump(memory))

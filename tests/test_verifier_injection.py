@@ -19,9 +19,9 @@ import pytest
 from conftest import git, project_repo, run_cli
 from model_server import ModelServer
 
-from hafiza.vault import model
-from hafiza.vault.answers import InvalidAnswer
-from hafiza.vault.provider import OpenAIProvider
+from hafiza.vault.format import model
+from hafiza.vault.offline.answers import InvalidAnswer
+from hafiza.vault.offline.provider import OpenAIProvider
 from hafiza.verifier.extract import extract, from_model, vet
 from hafiza.verifier.probes import Context, check
 

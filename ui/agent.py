@@ -34,7 +34,7 @@ def see(hold, prompt: str, client: str, cwd: str | None) -> dict:
     from hafiza.hooks.entry import respond
     from hafiza.indexer.gate import silence_reason
     from hafiza.indexer.profile import build_profile
-    from hafiza.vault.paths import project_of
+    from hafiza.vault.format.paths import project_of
 
     ask = asker(hold)
     prompt_event, start_event = EVENTS[client]

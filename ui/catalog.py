@@ -2,8 +2,8 @@
 index moved, so a page of a 20,000-memory vault is a filter, a sort and a slice in memory.
 
 The rows come from the index's stored fields (what recall ranks by: the same counts, labels and dates), the
-usage not yet folded into the files is added from the log (vault/usage.py), and the memories a sync left
-holding two texts are asked of git once per commit (vault/sync.py).
+usage not yet folded into the files is added from the log (vault/store/usage.py), and the memories a sync left
+holding two texts are asked of git once per commit (vault/sync/machines.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hafiza.vault.paths import FACT_DOC, SIDECAR
+from hafiza.vault.format.paths import FACT_DOC, SIDECAR
 
 PAGE = 50
 PATCH_MAX = 200  # files changed since the rows were read that are read one by one; past it, all of them
@@ -68,7 +68,7 @@ class Rows:
 
     def __init__(self, root: Path, vault: str):
         from hafiza.indexer.index import Index
-        from hafiza.vault.usage import PendingReader
+        from hafiza.vault.store.usage import PendingReader
 
         self.root, self.vault = Path(root), vault
         self.index = Index(self.root, notice=lambda _: None)
@@ -104,24 +104,24 @@ class Rows:
 
     def _patch(self, state) -> bool:
         """Read again only the memories hafiza's writes changed since the rows were read (the change log names
-        their files: vault/changes.py), as the index itself catches up; False when the log cannot say (a hand
+        their files: vault/store/changes.py), as the index itself catches up; False when the log cannot say (a hand
         edit, a pull) or names many, and every row is read (2-3 s at 20,000 memories)."""
-        from hafiza.vault import changes
+        from hafiza.vault.store import changes
 
         if self._state is None:
             return False
         names = changes.since(self.root, self._state[0][1], state[0][1])
         if names is None or len(names) > PATCH_MAX:
             return False
-        from hafiza.vault.paths import MEMORIES
+        from hafiza.vault.format.paths import MEMORIES
 
         names = {name for name in names if not name.startswith("facts/")}
         with self.index.open().searcher() as searcher:
             found = {name: searcher.document(id=Path(name).stem) for name in names}
         if any(doc is None and (self.root / MEMORIES / name).exists() for name, doc in found.items()):
             return False  # a file that declares another id than its name: read every row
-        from hafiza.vault.conflicts import START
-        from hafiza.vault.git import GitStore
+        from hafiza.vault.format.conflicts import START
+        from hafiza.vault.git.repo import GitStore
 
         gone, fresh = set(), []
         for name, doc in found.items():
@@ -184,15 +184,15 @@ class Rows:
 
     def conflicted(self) -> set[str]:
         """Ids of memories holding a merge's second text: git is asked once per commit."""
-        from hafiza.vault.git import GitStore
+        from hafiza.vault.git.repo import GitStore
 
         git = GitStore(self.root)
         head = git.head()
         if head != self._head:
-            from hafiza.vault.conflicts import START
-            from hafiza.vault.paths import MEMORIES
+            from hafiza.vault.format.conflicts import START
+            from hafiza.vault.format.paths import MEMORIES
 
-            # Each file holding a fence, by its id: the file's name (vault/layout.py), as `resolve` lists them.
+            # Each file holding a fence, by its id: the file's name (vault/format/layout.py), as `resolve` lists them.
             self._found = {Path(rel).stem for rel in git.grep([START], MEMORIES)}
             self._head = head
         return self._found

@@ -8,7 +8,7 @@ import datetime as dt
 import re
 from collections import Counter
 
-from hafiza.vault import usage
+from hafiza.vault.store import usage
 
 from .web import render
 

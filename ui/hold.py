@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.teams import PERSONAL, readable
+from hafiza.vault.sync.teams import PERSONAL, readable
 
 from .catalog import Listing, Rows
 
@@ -41,7 +41,7 @@ class Hold:
         return writable(self.root_of(name), ACTOR, embedder=self.settings).require()
 
     def reader(self, name: str | None = None):
-        from hafiza.vault.store import reader
+        from hafiza.vault.store.vault import reader
 
         return reader(self.root_of(name)).require()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hafiza.vault.kinds import TYPES
+from hafiza.vault.format.kinds import TYPES
 
 from .catalog import LABELS, SORTS, STATUSES, Filters, matches, page_of
 from .web import render

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from hafiza.vault.errors import HafizaError, MemoryNotFound
 from hafiza.vault.files import read_text
-from hafiza.vault.layout import vault_rel
+from hafiza.vault.format.layout import vault_rel
 
 from .web import back, form, from_editable, render
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.review import VERDICTS, Review
+from hafiza.vault.offline.review import VERDICTS, Review
 
 from .web import back, form, pairs, render
 
@@ -62,7 +62,7 @@ async def judge(request):
 
 async def resolve(request):
     """A memory a sync left with two texts, settled as `hafiza resolve ID --keep ours|theirs|both`."""
-    from hafiza.vault.sync import resolve as settle
+    from hafiza.vault.sync.machines import resolve as settle
 
     def act(vault, given, notices):
         notices += settle(vault, given.get("id", ""), given.get("keep") or None)
@@ -134,8 +134,8 @@ def _related(hold, rv: Review, name: str) -> list[dict]:
 
 
 def _conflicts(vault) -> list[dict]:
-    from hafiza.vault.conflicts import fences
-    from hafiza.vault.sync import conflicted
+    from hafiza.vault.format.conflicts import fences
+    from hafiza.vault.sync.machines import conflicted
 
     out = []
     for memory_id, kinds in sorted(conflicted(vault).items()):

@@ -11,7 +11,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse, RedirectResponse
 
-from hafiza.vault.text import visible
+from hafiza.vault.format.text import visible
 
 HERE = Path(__file__).parent
 

@@ -105,7 +105,7 @@ def items(memory_dir: Path, scope: str | None = None) -> list[dict]:
     import yaml
 
     from .files import read_regular, read_text
-    from .model import split
+    from .format.model import split
 
     slug = memory_dir.parent.name
     found = []

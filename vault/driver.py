@@ -1,8 +1,8 @@
 """git's merge driver for vault files: `python -m hafiza.vault.driver %O %A %B %P`.
 
-Registered in the vault's own .git/config by `hafiza init` and `hafiza sync` (vault/sync.py), chosen by
+Registered in the vault's own .git/config by `hafiza init` and `hafiza sync` (vault/sync/machines.py), chosen by
 the committed .gitattributes. git hands it the ancestor (%O), our version (%A, where the result goes) and
-theirs (%B) as temp files; it merges them by the file's nature (vault/merge.py `reconcile`) and exits 0,
+theirs (%B) as temp files; it merges them by the file's nature (vault/sync/merge.py `reconcile`) and exits 0,
 so a merge never stops inside YAML. Any failure exits 1 with our file untouched: git then records a
 conflict, which `hafiza sync` settles from the index's stages with the same rules.
 """
@@ -17,7 +17,7 @@ from .files import atomic_write
 
 def run(base: Path, ours: Path, theirs: Path, path: str) -> str | None:
     """Merge into `ours`; what a person may want to know, or None."""
-    from .merge import reconcile
+    from .sync.merge import reconcile
 
     found = reconcile(path, base.read_bytes() or None, ours.read_bytes(), theirs.read_bytes())
     atomic_write(ours, found.data or b"", mode=None)

@@ -14,10 +14,10 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import secrets
+from .guard import secrets
 from .errors import HafizaError, SecretRefused
 from .files import FILE_MODE, kind, read_regular
-from .model import Memory
+from .format.model import Memory
 
 EPISODES = "episodes"
 OUTCOMES = ("success", "failure", "partial")

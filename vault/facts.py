@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FrontmatterError, HafizaError, MemoryNotFound
-from .ids import slugify, transliterate
-from .paths import FACT_DOC, FACTS
-from .text import fold_text
+from .format.ids import slugify, transliterate
+from .format.paths import FACT_DOC, FACTS
+from .format.text import fold_text
 
 KNOWN_KEYS = ("entity", "kind", "aliases", "scope", "created", "updated")
 MAX_NAME_CHARS = 120   # an entity's or an attribute's name: a heading, not a paragraph
@@ -138,7 +138,7 @@ def is_fact_path(rel: str) -> bool:
 
 def parse(text: str, path: Path | None = None) -> Note:
     """Parse one fact note; FrontmatterError names the path and why."""
-    from . import model
+    from .format import model
 
     where = path or "<text>"
     try:
@@ -166,7 +166,7 @@ def parse(text: str, path: Path | None = None) -> Note:
 
 
 def _body(body: str) -> tuple[str, list[Attribute]]:
-    from .conflicts import readable
+    from .format.conflicts import readable
 
     notes: list[str] = []
     attributes: list[Attribute] = []
@@ -188,7 +188,7 @@ def _body(body: str) -> tuple[str, list[Attribute]]:
 
 
 def read(path: Path) -> Note:
-    from .model import read_note
+    from .format.model import read_note
 
     return parse(read_note(path), path)
 
@@ -352,7 +352,7 @@ def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: 
     """Set `entity`'s `attribute` to `value` (from `since`, default today) in its note, creating the note if
     there is none: one commit, the old value kept in the history. Nothing is written when the value is the
     one it has."""
-    from . import secrets
+    from .guard import secrets
 
     entity, attribute, value = check_input(entity, attribute, value)
     since = check_date(since)
@@ -379,7 +379,7 @@ def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: 
 
 def free_path(root: Path, entity: str) -> Path:
     """facts/<slug>.md for a new note: the entity's slug, or slug-2... when another entity folds to it."""
-    from .ids import unique_id
+    from .format.ids import unique_id
 
     folder = Path(root) / FACTS
     taken = {p.stem for p in folder.glob("*.md")} if folder.is_dir() else set()

@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.layout import vault_rel
-from hafiza.vault.mentions import mentioned
-from hafiza.vault.projects import folder
+from hafiza.vault.format.layout import vault_rel
+from hafiza.vault.format.mentions import mentioned
+from hafiza.vault.store.projects import folder
 
 from . import safety
 from .probes import REGISTRY, Context, runnable_names
@@ -120,8 +120,8 @@ def _unique(claims: list[dict]) -> list[dict]:
 def propose(vault, memories, projects: dict, *, provider=None, apply: bool = False) -> tuple[str | None, list]:
     """Claims for memories that have none: one review-branch commit per memory (or straight to main with
     `apply`); (branch or None, [(memory id, claims, dropped, commit)])."""
-    from hafiza.vault import model
-    from hafiza.vault.review import Action, Review
+    from hafiza.vault.format import model
+    from hafiza.vault.offline.review import Action, Review
 
     review = Review(vault, actor="verifier")
     branch, done = None, []

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hafiza.vault.files import atomic_write, read_regular
-from hafiza.vault.model import Memory
-from hafiza.vault.projects import folder
+from hafiza.vault.format.model import Memory
+from hafiza.vault.store.projects import folder
 
 from .probes import Context, Outcome, check
 from .tools import git

@@ -48,7 +48,7 @@ sys.path.insert(0, str(HERE))
 import project  # noqa: E402  (the fixture builder next to this file)
 
 import fixture  # noqa: E402  (bench/fixture.py, on the path project.py set)
-from hafiza.vault import kinds  # noqa: E402
+from hafiza.vault.format import kinds  # noqa: E402
 
 REF = dt.date(2026, 12, 1)
 HALF_LIFE = {"knowledge": 150, "preference": 365, "lesson": 365}  # identity, rule, fact: never decay
@@ -333,8 +333,8 @@ def check_contradictions(labels: dict, by_id: dict) -> collections.Counter:
 
 
 def try_import(path: Path, count: int) -> None:
-    from hafiza.vault.importer import read_jsonl
-    from hafiza.vault.store import Vault
+    from hafiza.cli.importer import read_jsonl
+    from hafiza.vault.store.vault import Vault
 
     items, problems = read_jsonl(path)
     with tempfile.TemporaryDirectory() as tmp:

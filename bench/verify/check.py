@@ -62,7 +62,7 @@ import project  # noqa: E402  (the fixture builder next to this file)
 import server  # noqa: E402  (the local HTTP server of the url claims)
 
 import fixture  # noqa: E402  (bench/fixture.py, on the path project.py set)
-from hafiza.vault import kinds  # noqa: E402
+from hafiza.vault.format import kinds  # noqa: E402
 
 REF = dt.date(2026, 12, 1)
 TYPES = set(kinds.TYPES)
@@ -601,8 +601,8 @@ def check_extract(items: list[dict], proj: Project, counts: dict) -> None:
 
 # ---------------------------------------------------------------- import
 def try_import(paths: list[Path], count: int) -> None:
-    from hafiza.vault.importer import read_jsonl
-    from hafiza.vault.store import Vault
+    from hafiza.cli.importer import read_jsonl
+    from hafiza.vault.store.vault import Vault
 
     items, problems = [], []
     for path in paths:

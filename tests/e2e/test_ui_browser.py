@@ -171,8 +171,8 @@ def test_a_curate_branch_accept_one_reject_another_by_keyboard(page, server, vau
 
 
 def test_a_sync_conflict_is_resolved_from_the_page(browser, tmp_path, vault):
-    from hafiza.vault.store import Vault
-    from hafiza.vault.sync import clone, set_remote, sync
+    from hafiza.vault.store.vault import Vault
+    from hafiza.vault.sync.machines import clone, set_remote, sync
 
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))

@@ -4,7 +4,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from .files import read_regular
+from hafiza.vault.files import read_regular
 from .text import SPECIAL_LETTERS
 
 _VALID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,78}[a-z0-9])?$")

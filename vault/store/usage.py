@@ -11,8 +11,8 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from .errors import HafizaError
-from .files import append_lines
+from hafiza.vault.errors import HafizaError
+from hafiza.vault.files import append_lines
 
 LOG = "usage.log"
 FOLDING = "usage.folding"  # the log being folded; read too, so no event is lost in between

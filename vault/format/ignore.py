@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path
 
-from .files import atomic_write, read_regular
+from hafiza.vault.files import atomic_write, read_regular
 from .paths import SIDECAR
 
 # The .gitignore's lines, in order. A vault made by an earlier version gets the missing ones at its next write.

@@ -2,7 +2,7 @@
 
 `sync` makes the whole round trip: fold pending usage, commit hand edits (the
 write transaction does both), fetch the remote's main, merge it, push. Merges
-go through hafiza's merge driver (vault/driver.py, rules in vault/merge.py),
+go through hafiza's merge driver (vault/driver.py, rules in vault/sync/merge.py),
 registered per machine in .git/config and chosen by the committed
 .gitattributes; what git still leaves conflicted (a file deleted on one side
 and changed on the other, a merge started by a plain `git pull`) is settled
@@ -21,17 +21,17 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import conflicts, model
-from .errors import FrontmatterError, GitError, HafizaError
-from .files import DIR_MODE, atomic_write, read_regular
-from .git import message
-from .ids import unique_id
-from .facts import is_fact_path
+from hafiza.vault.format import conflicts, model
+from hafiza.vault.errors import FrontmatterError, GitError, HafizaError
+from hafiza.vault.files import DIR_MODE, atomic_write, read_regular
+from hafiza.vault.git.repo import message
+from hafiza.vault.format.ids import unique_id
+from hafiza.vault.facts import is_fact_path
 from .merge import is_memory, reconcile, twice
-from .paths import FACT_DOC, FACTS, MEMORIES
+from hafiza.vault.format.paths import FACT_DOC, FACTS, MEMORIES
 
 ATTRIBUTES = ".gitattributes"
-# What the driver merges; memories/*/*.md: a large vault's subfolders (vault/layout.py).
+# What the driver merges; memories/*/*.md: a large vault's subfolders (vault/format/layout.py).
 RULES = ("memories/*.md merge=hafiza", "memories/*/*.md merge=hafiza", "*.jsonl merge=hafiza",
          "facts/*.md merge=hafiza")
 REMOTE, BRANCH = "origin", "main"
@@ -94,7 +94,7 @@ def set_remote(vault, url: str, remote: str = REMOTE) -> None:
 
 def clone(url: str, root: Path) -> Path:
     """Start this machine's vault from `url`: clone, register the driver; the caller builds the index."""
-    from .git import GitStore
+    from hafiza.vault.git.repo import GitStore
 
     root = Path(root)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):

@@ -18,8 +18,8 @@ import os
 import time
 from pathlib import Path
 
-from .errors import GitError
-from .files import FILE_MODE, alive, atomic_write, is_regular, read_regular, temp_owner
+from hafiza.vault.errors import GitError
+from hafiza.vault.files import FILE_MODE, alive, atomic_write, is_regular, read_regular, temp_owner
 
 JOURNAL = "journal"
 
@@ -172,7 +172,7 @@ def rollback(root: Path, git, paths: dict[str, str | None]) -> tuple[int, int, i
 
 def orphan_temp_files(root: Path, folders=("memories", "episodes", ".")) -> list[Path]:
     """atomic_write temp files whose writer is dead: what a kill between write and rename leaves."""
-    from .layout import shard_folders
+    from hafiza.vault.format.layout import shard_folders
 
     found = []
     memories = Path(root) / "memories"

@@ -1,7 +1,7 @@
 """A memory's types and statuses, and how each type decays: the file format's vocabulary.
 
 Imports nothing: the command line reads it at every start (`--type` choices), where importing
-the whole format (vault/model.py) cost ~14 ms.
+the whole format (vault/format/model.py) cost ~14 ms.
 """
 
 # Half-life in days per type; None means the memory never decays (docs/architecture.md, memory types).

@@ -26,9 +26,8 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import NamedTuple
 
-from .errors import SecretRefused
-from .tokens import (CLASS_PATTERNS, HEX32, NEEDLES, PATTERNS, PREFIXED, PREFIXES, TWILIO_SID, Lazy, is_example,
-                     is_placeholder)
+from hafiza.vault.errors import SecretRefused
+from .tokens import CLASS_PATTERNS, HEX32, NEEDLES, PATTERNS, PREFIXED, PREFIXES, TWILIO_SID, Lazy, is_example, is_placeholder
 
 
 class Scan(NamedTuple):

@@ -19,9 +19,9 @@ import json
 import os
 from pathlib import Path
 
-from .files import append_lines, atomic_write
-from .layout import is_memory_rel, shard_stats
-from .paths import FACTS, MEMORIES, SIDECAR
+from hafiza.vault.files import append_lines, atomic_write
+from hafiza.vault.format.layout import is_memory_rel, shard_stats
+from hafiza.vault.format.paths import FACTS, MEMORIES, SIDECAR
 
 LOG = "changes"
 LIMIT = 1 << 20  # ~10,000 writes
@@ -54,7 +54,7 @@ class Position:
 
 
 def folder_mtime(root: Path) -> int | str | None:
-    """memories/'s mtime (and its subfolders' newest, in a large vault: vault/layout.py); with a facts/
+    """memories/'s mtime (and its subfolders' newest, in a large vault: vault/format/layout.py); with a facts/
     folder, its mtime too (fact notes are indexed too: vault/facts.py)."""
     folder = Path(root) / MEMORIES
     try:

@@ -25,13 +25,13 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from . import secrets
-from .errors import GitError, HafizaError, SecretRefused
-from .files import NotRegularFile, read_regular
-from .git import Commit, message
-from .merge import Conflict, merge
+from hafiza.vault.guard import secrets
+from hafiza.vault.errors import GitError, HafizaError, SecretRefused
+from hafiza.vault.files import NotRegularFile, read_regular
+from hafiza.vault.git.repo import Commit, message
+from hafiza.vault.sync.merge import Conflict, merge
 
-# Who may open a review branch: its name's first part. `promote` opens one on a team vault (vault/teams.py).
+# Who may open a review branch: its name's first part. `promote` opens one on a team vault (vault/sync/teams.py).
 KINDS = ("curate", "verify", "capture", "skills", "promote")
 RULINGS = "rulings.jsonl"
 VERDICTS = ("duplicate", "conflict", "fine")  # a person's judgement of a related pair (Review.judge)

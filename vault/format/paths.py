@@ -8,7 +8,7 @@ from pathlib import Path
 SIDECAR = ".hafiza"
 MEMORIES = "memories"
 FACTS = "facts"  # one note per entity, with dated history (vault/facts.py)
-# Recall's id of a fact note's attribute, `fact:<note>/<attribute>`: never a memory id (vault/ids.py).
+# Recall's id of a fact note's attribute, `fact:<note>/<attribute>`: never a memory id (vault/format/ids.py).
 FACT_DOC = "fact:"
 WRITE_LOCK = "write.lock"  # in SIDECAR: held by the one writer at a time
 
@@ -54,7 +54,7 @@ def resolve_vault(explicit: str | os.PathLike | None = None) -> Path:
 
 def check_sidecar(root: Path) -> None:
     """Refuse a vault whose `.hafiza` is not a folder (a file or link there would fail every command)."""
-    from .errors import HafizaError
+    from hafiza.vault.errors import HafizaError
 
     sidecar = Path(root) / SIDECAR
     if os.path.lexists(sidecar) and (sidecar.is_symlink() or not sidecar.is_dir()):

@@ -13,7 +13,7 @@ value either side recorded, newest current (vault/facts.py). JSON-lines records
 Two callers want different things where both sides changed the same thing:
 accepting a review branch (`merge`) refuses, and the proposal stays open;
 sync and git's merge driver (`reconcile`) never refuse: they keep both texts
-(vault/conflicts.py) and a person picks later. Nothing is ever dropped.
+(vault/format/conflicts.py) and a person picks later. Nothing is ever dropped.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import conflicts, model
-from .errors import FrontmatterError
-from .facts import is_fact_path
+from hafiza.vault.format import conflicts, model
+from hafiza.vault.errors import FrontmatterError
+from hafiza.vault.facts import is_fact_path
 
 COUNTERS = ("shown", "used")
 LATEST = ("last_used", "updated")
@@ -98,7 +98,7 @@ def twice(base: bytes, same: bytes) -> bytes:
 
 
 def is_memory(path: str) -> bool:
-    from .layout import is_memory_rel
+    from hafiza.vault.format.layout import is_memory_rel
 
     return path.startswith("memories/") and is_memory_rel(path[len("memories/"):])
 
@@ -109,7 +109,7 @@ def _fact(base: bytes | None, ours: bytes, theirs: bytes) -> Merged:
     older one closed where the next began. Never a conflict, unless a side does not parse."""
     from dataclasses import replace
 
-    from . import facts
+    from hafiza.vault import facts
 
     try:
         b, o, t = (facts.parse(x.decode("utf-8")) if x else None for x in (base, ours, theirs))
@@ -139,7 +139,7 @@ def _side(base, ours, theirs):
 
 def _notes(base: str, ours: str, theirs: str) -> str:
     """A fact note's free text: three-way, both sides' lines kept where they clash."""
-    from .git import merge_text
+    from hafiza.vault.git.repo import merge_text
 
     if ours == theirs or theirs == base:
         return ours
@@ -159,7 +159,7 @@ class _Dated(NamedTuple):
 
 
 def _dated(entry) -> _Dated:
-    from .facts import key
+    from hafiza.vault.facts import key
 
     return _Dated(key(entry.value), entry.since)
 
@@ -167,7 +167,7 @@ def _dated(entry) -> _Dated:
 def _values(base, ours, theirs, clashes: list):
     """One attribute's values from both sides (facts.Attribute or None each), newest first; its name is added
     to `clashes` where the two sides' current values differ."""
-    from .facts import Attribute, key
+    from hafiza.vault.facts import Attribute, key
 
     sides = [a for a in (ours, theirs) if a is not None]
     found = _by_value(sides)
@@ -199,7 +199,7 @@ def _drop_taken_out(found: dict[_Dated, list], base, sides: list) -> None:
 def _history(found: dict[_Dated, list]) -> list:
     """The values newest first, among values of the same day ours first (our machine's current value stays
     current), each closed where the next newer one began, at the latest."""
-    from .facts import Entry
+    from hafiza.vault.facts import Entry
 
     seen = list(found)
     out: list = []
@@ -224,7 +224,7 @@ def _union(ours: bytes, theirs: bytes) -> bytes:
 def _text(ours: bytes, base: bytes, theirs: bytes) -> Merged:
     """A file that is not a memory, or does not parse: three-way by text; where hunks conflict, both sides'
     lines are kept (git's union merge), never raw conflict markers."""
-    from .git import merge_text
+    from hafiza.vault.git.repo import merge_text
 
     o, b, t = (x.decode("utf-8", "replace") for x in (ours, base, theirs))
     text, clashes = merge_text(o, b, t)
@@ -337,7 +337,7 @@ def _set(base: list, ours: list, theirs: list) -> list:
 
 def _body(base: str, ours: str, theirs: str, strict: bool, memory_id: str, info: dict) -> tuple[str, str | None]:
     """The merged body: one side's change, a clean three-way merge, or both texts (ours, theirs fenced)."""
-    from .git import merge_text
+    from hafiza.vault.git.repo import merge_text
 
     o, b, t = (x.strip("\n") + "\n" for x in (ours, base, theirs))
     if o == t or t == b:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .answers import InvalidAnswer, extract_json, loads, validate  # noqa: F401  (part of this API)
-from .errors import HafizaError
+from hafiza.vault.errors import HafizaError
 
 RETRIES = 2     # transport retries: a model server that is down stays down; three tries tell it from a blip
 BACKOFF = 0.5   # seconds before the first retry, doubled after each

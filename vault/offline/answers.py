@@ -10,7 +10,7 @@ import json
 import re
 from typing import Mapping
 
-from .errors import HafizaError
+from hafiza.vault.errors import HafizaError
 
 RAW_KEPT = 500  # characters of a discarded answer kept for the log
 

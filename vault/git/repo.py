@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import GitError
+from hafiza.vault.errors import GitError
 
 TRAILERS = ("Hafiza-Action", "Hafiza-Actor", "Hafiza-Reason")
 _TRAILER = re.compile(r"^(Hafiza-[A-Za-z-]+): ?(.*)$", re.MULTILINE)
@@ -233,7 +233,7 @@ class GitStore:
 
     def _commit_files(self, rels: list[str], msg: str, env: dict | None) -> str | None:
         """Commit the files `rels` (as the work tree holds them; deleted where it holds none) on top of
-        HEAD, from HEAD's own trees edited in memory (vault/trees.py) rather than from git's index, which
+        HEAD, from HEAD's own trees edited in memory (vault/git/trees.py) rather than from git's index, which
         `write-tree` reads and rewrites whole. git's index is then brought level for these paths only, so
         changes staged there by hand stay staged, not committed. None, and nothing done, where this does
         not apply (no commit yet, a folder, a link, an executable, a name git's line-based input cannot
@@ -311,10 +311,10 @@ class GitStore:
 
     def _ready_index(self, rels: list[str], present: dict, blobs: Background):
         """git's index as it must be after the commit of `rels`, written whole to its lock file and held there
-        (vault/gitindex.py: a `Staged`); None where git must bring it level itself. The unchanged start of the
+        (vault/git/index.py: a `Staged`); None where git must bring it level itself. The unchanged start of the
         index is written while git still makes the blobs: their ids are waited for only when the first new
         entry is due."""
-        from . import gitindex
+        from . import index as gitindex
 
         def entries() -> dict:
             made = blobs.result()
@@ -349,7 +349,7 @@ class GitStore:
 
     def _write_trees(self, written: dict[bytes, bytes]) -> bool:
         """Store tree objects (raw id -> body) through git, one process for all. False (a tree of
-        vault/trees.py that git names otherwise: never seen, but the index's way is then taken) if any
+        vault/git/trees.py that git names otherwise: never seen, but the index's way is then taken) if any
         id git gives differs from ours."""
         files = []
         try:
@@ -387,7 +387,7 @@ class GitStore:
         The cache is an optional index extension, which readers that do not know it skip.
 
         And git's record of where the index's entries end (EOIE, optional too): with it a commit brings
-        the index level for its own few paths without git rewriting all of it (vault/gitindex.py)."""
+        the index level for its own few paths without git rewriting all of it (vault/git/index.py)."""
         try:
             config = (self.git_dir / "config").read_text("utf-8", "replace").lower()
         except OSError:
@@ -524,7 +524,7 @@ class GitStore:
 
     def leftovers(self) -> list[Path]:
         """Pathspec files of hafiza processes that died during a git call."""
-        from .files import alive
+        from hafiza.vault.files import alive
 
         found = []
         for path in self.git_dir.glob(f"{PATHSPEC}*"):
@@ -659,7 +659,7 @@ class GitStore:
     def push(self, remote: str, refspec: str, upstream: bool = False) -> None:
         self._run("push", "--quiet", *(["--set-upstream"] if upstream else []), remote, refspec, env=OFFLINE)
 
-    # ---- sync: remotes and merges (vault/sync.py)
+    # ---- sync: remotes and merges (vault/sync/machines.py)
 
     def set_config(self, key: str, value: str) -> None:
         self._run("config", "--local", key, value)

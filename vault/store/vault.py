@@ -8,14 +8,15 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import changes, ignore, journal, layout, model, usage
-from .errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
-from .ids import is_valid_id, slugify, unique_id
-from .files import DIR_MODE, MAX_FILE_BYTES, NotRegularFile, atomic_write, kind, read_regular, temp_owner
-from .inputs import MAX_REASON_CHARS, MAX_TEXT_CHARS, _content_key, _input, _limit, _merge_aliases, _strings
+from . import changes, journal, usage
+from hafiza.vault.format import ignore, layout, model
+from hafiza.vault.errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
+from hafiza.vault.format.ids import is_valid_id, slugify, unique_id
+from hafiza.vault.files import DIR_MODE, MAX_FILE_BYTES, NotRegularFile, atomic_write, kind, read_regular, temp_owner
+from hafiza.vault.format.inputs import MAX_REASON_CHARS, MAX_TEXT_CHARS, _content_key, _input, _limit, _merge_aliases, _strings
 from .lock import DEFAULT_TIMEOUT, locked
-from .model import Memory
-from .paths import MEMORIES, SIDECAR, WRITE_LOCK, check_sidecar, is_vault
+from hafiza.vault.format.model import Memory
+from hafiza.vault.format.paths import MEMORIES, SIDECAR, WRITE_LOCK, check_sidecar, is_vault
 
 FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is this old
 # A hand edit past this is not committed by hafiza (git can, by hand): every committed byte is scanned.
@@ -69,8 +70,8 @@ class Vault:
     @classmethod
     def init(cls, root: Path, actor: str = "cli") -> "Vault":
         """Create (or adopt) a vault at `root`; idempotent."""
-        from . import sync
-        from .git import GitStore, message
+        from hafiza.vault.sync import machines as sync
+        from hafiza.vault.git.repo import GitStore, message
 
         root = Path(root)
         if os.path.lexists(root) and not root.is_dir():
@@ -108,7 +109,7 @@ class Vault:
     @property
     def git(self):
         if self._git is None:
-            from .git import GitStore
+            from hafiza.vault.git.repo import GitStore
 
             self._git = GitStore(self.root)
         return self._git
@@ -119,7 +120,7 @@ class Vault:
         return layout.memory_files(self.memories_dir)
 
     def path_of(self, memory_id: str) -> Path:
-        """The file of `memory_id`: where it is, or where a new memory by that id goes (vault/layout.py)."""
+        """The file of `memory_id`: where it is, or where a new memory by that id goes (vault/format/layout.py)."""
         if self._placer is None:
             self._placer = layout.Placer(self.memories_dir)
         return self._placer.place(memory_id)
@@ -153,7 +154,7 @@ class Vault:
         for memory in self.load_all()[0]:  # a hand-made file whose name differs from its id
             if memory.id == memory_id:
                 return memory
-        from .facts import note_of
+        from hafiza.vault.facts import note_of
 
         note = note_of(memory_id)
         if note is not None:
@@ -256,10 +257,10 @@ class Vault:
             path.unlink(missing_ok=True)
 
     def _ignore_device_files(self) -> None:
-        """A vault made before its .gitignore kept editors' per-device files out (vault/ignore.py): the lines
+        """A vault made before its .gitignore kept editors' per-device files out (vault/format/ignore.py): the lines
         added, and any such file git already tracks untracked (it stays on disk), as one commit of its own,
         before hand edits are looked at. Every later write reads .gitignore and finds nothing to do."""
-        from .git import message
+        from hafiza.vault.git.repo import message
 
         if not ignore.ensure(self.root):
             return
@@ -273,7 +274,7 @@ class Vault:
     def _record_hand_edits(self, thorough: bool, besides=()) -> None:
         """Commit what the user changed by hand since hafiza's last commit, as their own commit: every
         file, or in a large vault between full looks, only the files this write goes on to change."""
-        from .git import message
+        from hafiza.vault.git.repo import message
 
         stamp = self.sidecar / HAND_CHECK
         try:
@@ -302,7 +303,7 @@ class Vault:
         """Between full looks at a large vault: a file this write is about to change that was edited by hand
         since its last commit gets that edit committed first, as the user's, as a full look would have.
         One `git cat-file` for all of `paths`; each file is looked at once per write."""
-        from .git import blob_id, message
+        from hafiza.vault.git.repo import blob_id, message
 
         kept = {}
         for path in map(Path, paths):
@@ -319,7 +320,7 @@ class Vault:
         edited = {rel: data for rel, data in kept.items() if held[rel] is None or held[rel] != blob_id(data, held[rel])}
         if not edited:
             return
-        from . import secrets
+        from hafiza.vault.guard import secrets
 
         for rel, data in edited.items():
             found = secrets.scan_bytes(data).secrets
@@ -375,7 +376,7 @@ class Vault:
 
     def _scan_file(self, path: Path, rel: str, what: str) -> None:
         """Refuse to commit a file that holds a secret, in any encoding."""
-        from . import secrets
+        from hafiza.vault.guard import secrets
 
         try:
             data = read_regular(path, limit=MAX_COMMIT_FILE_BYTES)
@@ -410,7 +411,7 @@ class Vault:
         """Write any vault file atomically (call inside `transaction`, then `commit`), journaled."""
         self.track([path])
         if path.parent != self.memories_dir and path.parent.parent == self.memories_dir:
-            path.parent.mkdir(mode=DIR_MODE, exist_ok=True)  # a subfolder of a large vault (vault/layout.py)
+            path.parent.mkdir(mode=DIR_MODE, exist_ok=True)  # a subfolder of a large vault (vault/format/layout.py)
         atomic_write(path, data, fsync)
         self._journal.wrote(path, data)
         return path
@@ -422,8 +423,8 @@ class Vault:
         Every byte committed passes the secret guard here, whichever writer produced it: the
         files, and the message (subject, reason, the actor an MCP client named itself).
         """
-        from .git import message
-        from . import secrets
+        from hafiza.vault.git.repo import message
+        from hafiza.vault.guard import secrets
 
         if reason is not None:
             _limit(reason, MAX_REASON_CHARS, "reason")
@@ -440,7 +441,7 @@ class Vault:
     def _commit_unlooked(self, rel: list[Path], text: str) -> str:
         """`git.commit` between full looks (the files written were looked at by `track`): should git's index
         hold changes staged by hand, the full look after all, first (their files may hold anything)."""
-        from .git import StagedElsewhere
+        from hafiza.vault.git.repo import StagedElsewhere
 
         try:
             return self.git.commit(rel, text, only=True)
@@ -499,7 +500,7 @@ class Vault:
     def _check_fields(self, fields: dict[str, str]) -> None:
         """The secret guard over every field at once; the one at fault is named only when something is
         found (one scan instead of six: they are most of an import's time)."""
-        from . import secrets
+        from hafiza.vault.guard import secrets
 
         try:
             self.warnings += secrets.check("\n".join(fields.values()), "the memory", field="text")
@@ -570,7 +571,7 @@ class Vault:
         Phrases it already has are skipped (see `_merge_aliases`); when none
         is new nothing is written or committed.
         """
-        from . import secrets
+        from hafiza.vault.guard import secrets
 
         phrases = _strings(aliases, "aliases")
         if not any(p.strip() for p in phrases):
@@ -591,7 +592,7 @@ class Vault:
 
     def rewrite(self, memory_id: str, text: str, action: str = "edit", reason: str | None = None) -> Memory:
         """Replace a memory's whole file text (after an edit), validated and secret-checked."""
-        from . import secrets
+        from hafiza.vault.guard import secrets
 
         with self.transaction():
             old = self.get(memory_id)
@@ -648,14 +649,14 @@ class Vault:
                  reason: str | None = None):
         """Set an attribute in the entity's fact note, the old value kept in its history: one commit
         (vault/facts.py). Returns (note, change)."""
-        from . import facts
+        from hafiza.vault import facts
 
         return facts.set_value(self, entity, attribute, value, since, kind, reason)
 
     def save_draft(self, memory_id: str, text: str) -> Path:
         """Keep a refused edit under .hafiza/drafts/ (never committed), readable by its owner only and
         with any secret in it masked: the reason it was refused must not stay on disk in plain text."""
-        from . import secrets
+        from hafiza.vault.guard import secrets
 
         drafts = self.sidecar / "drafts"
         drafts.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
@@ -688,7 +689,7 @@ class Vault:
             if paths:
                 self.commit(paths, f"import {len(memories)} memories", "import", f"from {source}")
         if len(paths) >= PACK_AFTER:  # a loose object per file (404 MB at 100,000) until git packs them
-            from .git import pack
+            from hafiza.vault.git.repo import pack
 
             pack(self.root, loose=True)
         return memories, problems
@@ -734,7 +735,7 @@ class Vault:
 
     def record_use(self, ids, session: str | None = None) -> list[str]:
         """Log a use of each id (the only upward usefulness signal); unknown ids raise."""
-        from .facts import note_of
+        from hafiza.vault.facts import note_of
 
         # A recalled fact's use is logged like a memory's (folding passes it by: its note has no counters).
         missing = [i for i in ids if not (is_valid_id(i) and os.path.isfile(layout.existing(self.memories_dir, i) or ""))
@@ -795,7 +796,7 @@ class Vault:
     def undo(self, rev: str | None = None, redo: bool = False) -> tuple[str, str]:
         """Revert one hafiza commit: the latest change not yet undone (so repeated undos walk back), the
         one named, or with `redo` the latest undo. Refuses commits hafiza did not make."""
-        from .git import message
+        from hafiza.vault.git.repo import message
 
         with self.transaction(thorough=True):
             if rev is None:

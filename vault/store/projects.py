@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .files import DIR_MODE, atomic_write, read_regular
-from .paths import project_root
+from hafiza.vault.files import DIR_MODE, atomic_write, read_regular
+from hafiza.vault.format.paths import project_root
 
 FILE = "projects.json"
 

@@ -4,7 +4,7 @@ limits far past any real memory, each error naming its field."""
 from __future__ import annotations
 
 from . import model
-from .errors import HafizaError
+from hafiza.vault.errors import HafizaError
 from .model import Memory
 from .text import fold_text
 

@@ -12,7 +12,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import VaultLocked
+from hafiza.vault.errors import VaultLocked
 
 DEFAULT_TIMEOUT = 30.0
 

@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import HafizaError
-from .layout import existing
-from .paths import MEMORIES, is_vault
+from hafiza.vault.errors import HafizaError
+from hafiza.vault.format.layout import existing
+from hafiza.vault.format.paths import MEMORIES, is_vault
 
 FILE = "vaults.json"
 PERSONAL = "personal"  # the label of the user's own vault in a ranking of several; no team may take it
@@ -82,7 +82,7 @@ def readable(config: Path | None) -> dict[str, Path]:
 def owner(personal: Path, teams: dict[str, Path], mem_id: str) -> str:
     """The vault holding the memory `mem_id`: the personal one first, then the team vaults by name;
     PERSONAL when none has a file of that name (the personal vault then says what is wrong with the id)."""
-    from .ids import is_valid_id
+    from hafiza.vault.format.ids import is_valid_id
 
     if is_valid_id(mem_id):
         for name, root in [(PERSONAL, personal), *sorted(teams.items())]:
@@ -100,7 +100,7 @@ def by_owner(personal: Path, teams: dict[str, Path], ids) -> dict[str, list[str]
 
 
 def save(config: Path, teams: dict[str, Team]) -> None:
-    from .files import atomic_write
+    from hafiza.vault.files import atomic_write
 
     Path(config).mkdir(mode=0o700, parents=True, exist_ok=True)
     data = {"vaults": {t.name: {"path": str(t.path), **({"url": t.url} if t.url else {})}
@@ -111,8 +111,8 @@ def save(config: Path, teams: dict[str, Team]) -> None:
 def add(config: Path, data: Path, personal: Path, name: str, source: str) -> Team:
     """List a team vault: an existing vault folder as it is, else a git URL (or bare repository)
     cloned into `data`/teams/NAME. The caller builds its index."""
-    from .store import Vault
-    from .sync import clone
+    from hafiza.vault.store.vault import Vault
+    from .machines import clone
 
     teams = load(config)
     if check_name(name) in teams:
@@ -123,7 +123,7 @@ def add(config: Path, data: Path, personal: Path, name: str, source: str) -> Tea
     if local.is_dir() and is_vault(local):
         team = Team(name, local.resolve())
     elif is_vault(target):  # cloned before, then removed from the list (`remove` leaves the folder): take it back
-        from .git import GitStore
+        from hafiza.vault.git.repo import GitStore
 
         was = GitStore(target).remote_url("origin")
         if was != source:
@@ -175,8 +175,8 @@ def promote(personal, team, memory_id: str, push: bool | None = None, remote: st
     branch on the team vault: a team member accepts it with `hafiza review accept`, or, pushed, the team
     merges it as a pull request. Its usage counts and history links stay personal. `push` None: push
     when the team vault has the remote."""
-    from . import model
-    from .review import Action, Review
+    from hafiza.vault.format import model
+    from hafiza.vault.offline.review import Action, Review
 
     memory = personal.get(memory_id)
     if not memory.active:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import FrontmatterError
-from .files import NotRegularFile, read_regular, read_text
+from hafiza.vault.errors import FrontmatterError
+from hafiza.vault.files import NotRegularFile, read_regular, read_text
 from .ids import declared_id, is_valid_id  # noqa: F401  (declared_id re-exported)
 from .text import first_line  # noqa: F401  (re-exported: where titles come from)
 from .kinds import HALF_LIFE, STATUSES, TYPES  # noqa: F401  (re-exported: the format's vocabulary)
@@ -241,7 +241,7 @@ def split(text: str) -> tuple[dict | None, str]:
     The one place frontmatter is read, for memories and for imported markdown alike.
     python-frontmatter's loads() silently drops frontmatter that is not a mapping (a list, a
     bare string) and expands YAML aliases without bound, so only its splitting is used. A header
-    vault/frontmatter.py can read is read without PyYAML.
+    vault/format/frontmatter.py can read is read without PyYAML.
     """
     from .frontmatter import read
 
@@ -334,7 +334,7 @@ def to_metadata(memory: Memory) -> dict:
 
 def dump(memory: Memory) -> str:
     """The file text for `memory`: YAML frontmatter and the markdown body. Flat frontmatter is written
-    without importing PyYAML, in the very bytes PyYAML writes (vault/frontmatter.py)."""
+    without importing PyYAML, in the very bytes PyYAML writes (vault/format/frontmatter.py)."""
     from .frontmatter import emit
 
     meta = to_metadata(memory)

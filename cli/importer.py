@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .errors import HafizaError
-from .files import NotRegularFile, read_text
-from .model import split
+from hafiza.vault.errors import HafizaError
+from hafiza.vault.files import NotRegularFile, read_text
+from hafiza.vault.format.model import split
 
 ITEM_KEYS = ("id", "title", "text", "type", "tags", "scope", "created", "aliases", "supersedes", "last_used", "source")
 
