@@ -73,7 +73,7 @@ USES = 50
 
 def test_concurrent_usage_appends_lose_nothing(vault):
     vault.import_many([{"id": f"m{n}", "text": f"memory {n}"} for n in range(4)], source="import:test")
-    script = ("import sys\nfrom pathlib import Path\nfrom hafiza.vault import usage\n"
+    script = ("import sys\nfrom pathlib import Path\nfrom hafiza.vault.store import usage\n"
               f"for _ in range({USES}):\n    usage.append(Path(sys.argv[1]), sys.argv[2], sys.argv[3:])\n")
     procs = [subprocess.Popen([sys.executable, "-c", script, str(vault.sidecar), event, "m0", "m1", "m2", "m3"])
              for event in ("shown", "shown", "used", "shown")]

@@ -214,7 +214,8 @@ def test_a_refused_edit_is_kept_private_with_the_secret_masked(kept, tmp_path):
 
 KILL_AT = """
 import os, signal, sys
-from hafiza.vault import git, gitindex, store
+from hafiza.vault.git import index as gitindex, repo as git
+from hafiza.vault.store import vault as store
 
 moment, count = sys.argv[1], int(sys.argv[2])
 seen = {}
