@@ -46,7 +46,7 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
     options = dict(limit=limit, project=project or project_of(), all_scopes=all_scopes,
                    include_inactive=include_inactive)
     hits = None if batch is not None or mode == "keyword" else _search_warm(root, query, mode, options, use_floor)
-    wider = (lambda: _search_warm(root, query, mode, {**options, "all_scopes": True}, use_floor)) if hits else None
+    wider = lambda: _search_warm(root, query, mode, {**options, "all_scopes": True}, use_floor)  # noqa: E731
     if hits is None:
         from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR
         from hafiza.indexer.vaults import open_recall

@@ -650,3 +650,16 @@ def test_a_hook_waits_for_a_loading_warm_process_until_its_cold_reserve():
         assert entry._warm_wait() == 0.2  # a moment at least: the process may be about to answer
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_search_with_no_hit_while_the_warm_process_runs_says_so(filled):
+    """Issue 30, item 1: an empty answer from the warm process is an answer, not "no warm process"."""
+    from conftest import run_cli
+
+    _start(filled.root)
+    try:
+        proc = run_cli("search", "zzqx nothing matches this", env={"HAFIZA_EMBEDDER": "none"})
+        assert wire.ask(filled.root, {"op": "status"})["served"] >= 1  # it really went to the warm process
+    finally:
+        _stop(filled.root)
+    assert proc.stdout.strip() == "no memories match" and "Traceback" not in proc.stderr
