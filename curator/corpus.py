@@ -105,8 +105,7 @@ def sidecar_vectors(root: Path, embedder) -> dict:
     store = VectorStore(Path(root) / ".hafiza")
     if not store.load(embedder.name, embedder.version, embedder.dim):
         return {}
-    rows = store.matrix[store.starts]  # each memory's first row: all its fields together
-    return dict(zip(store.ids, rows))
+    return dict(zip(store.ids, store.firsts()))
 
 
 def _key(a: Entry, b: Entry) -> tuple[str, str]:

@@ -165,7 +165,12 @@ class VectorStore:
 
     def rows(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Rows `start:stop` as float32 unit vectors (to within 1.5e-5 a component)."""
-        return self.matrix[start:stop].astype(np.float32) / np.float32(SCALE)
+        return decode(self.matrix[start:stop])
+
+    def firsts(self) -> np.ndarray:
+        """Each memory's first row (all its fields together: `embedding_texts`) as float32 unit vectors, in the
+        store's order."""
+        return decode(self.matrix[self.starts])
 
     # ------------------------------------------------------------------ load
 
@@ -549,6 +554,12 @@ def _scores(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
         np.copyto(wide[:len(part)], part, casting="unsafe")
         np.dot(wide[:len(part)], query, out=out[start:start + len(part)])
     return out
+
+
+def decode(stored: np.ndarray) -> np.ndarray:
+    """Rows as stored (`_encode`) back to float32 unit vectors: the only way a stored row is read as a vector
+    (the 16-bit rows read raw gave the curator cosines of ~5e8: issue 30, item 4)."""
+    return stored.astype(np.float32) / np.float32(SCALE)
 
 
 def _encode(rows: np.ndarray) -> np.ndarray:

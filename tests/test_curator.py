@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shutil
 import subprocess
 
@@ -236,6 +237,19 @@ def test_without_a_model_conflicts_are_listed_and_nothing_changes(vault):
     report = _run(vault, provider=Budget(make_provider("none"), 5))
     assert [f.kind for f in report.findings] == ["related"] and not report.proposed
     assert any("no model provider" in n for n in report.model_notes)
+
+
+def test_the_sidecars_vectors_are_read_as_unit_vectors_so_a_look_alike_is_not_a_merge(vault):
+    """The vectors a run reads are the sidecar's 16-bit rows, scaled back: cosines were ~5e8 and every pair
+    passed the meaning guard, so two log rules differing in one word each were proposed as one (issue 30, 4)."""
+    vault.remember("Nginx access logs on the web box are kept for two weeks, then rotated", id="access-logs")
+    vault.remember("Nginx error logs on the web box are kept for three months, then rotated", id="error-logs")
+    report = json.loads(run_cli("curate", "--dry-run", "--json").stdout)
+    assert (vault.sidecar / "vectors.npy").exists()  # the run built the sidecar and read it back
+    cosines = [float(c) for f in report["findings"] for c in re.findall(r"cosine (-?[0-9.]+)", f["evidence"])]
+    assert cosines and all(-1.0 <= c <= 1.0 for c in cosines)
+    assert [(f["kind"], sorted(f["memories"])) for f in report["findings"]] == [
+        ("related", ["access-logs", "error-logs"])]
 
 
 def test_aliases_are_checked_by_code(vault):
