@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from hafiza.indexer.search import query_terms
 from hafiza.vault.format import model
+from hafiza.vault.format.inputs import inherit_aliases
 from hafiza.vault.offline.review import Action, Review
 from hafiza.vault.guard.secrets import find_secrets
 from hafiza.vault.format.text import fold_text
@@ -129,7 +130,7 @@ def _action(vault, statement: Statement, turn, key: str, taken: set, supersedes:
     files = {vault.rel(memory): model.dump(memory).encode("utf-8")}
     for old_id in supersedes:
         old = vault.get(old_id)
-        memory = memory.evolve(supersedes=[old_id])
+        memory = inherit_aliases(memory.evolve(supersedes=[old_id]), [old])  # the words people type for it
         files[vault.rel(memory)] = model.dump(memory).encode("utf-8")
         files[vault.rel(old)] = model.dump(
             old.evolve(status="superseded", superseded_by=memory.id, updated=day)).encode("utf-8")

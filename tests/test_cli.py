@@ -732,3 +732,26 @@ def test_the_quick_exit_flushes_what_was_said_and_steps_aside_for_what_still_run
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (
         status if isinstance(status, int) else 0 if status is None else 1, out, err)
+
+
+@pytest.mark.parametrize("how", ["supersede", "remember --supersedes", "import"])
+def test_a_superseding_memory_takes_the_aliases_people_type(vault, tmp_path, how):
+    """Issue 30, item 7: the README's quick-start query finds the memory after it is superseded."""
+    run_cli("remember", "Production deploys only from main, after CI is green.", "--type", "rule",
+            "--alias", "canlıya çıkmak", "--alias", "prod'a çıkmak", "--id", "deploys")
+    new = "Production deploys only from main or a release branch, after CI is green."
+    if how == "supersede":
+        run_cli("remember", new, "--type", "rule", "--alias", "release", "--alias", "Canlıya  çıkmak", "--id", "deploys-2")
+        run_cli("supersede", "deploys", "deploys-2")
+    elif how == "import":
+        (tmp_path / "new.jsonl").write_text(json.dumps({"text": new, "id": "deploys-2", "supersedes": ["deploys"],
+                                                        "aliases": ["release"]}) + "\n")
+        run_cli("import", str(tmp_path / "new.jsonl"))
+    else:
+        run_cli("remember", new, "--type", "rule", "--alias", "release", "--id", "deploys-2", "--supersedes", "deploys")
+    shown = json.loads(run_cli("show", "deploys-2", "--json").stdout)
+    mine = ["release", "Canlıya çıkmak"] if how == "supersede" else ["release", "canlıya çıkmak"]
+    assert shown["aliases"] == [*mine, "prod'a çıkmak"]  # the same phrase is not taken twice
+    hits = json.loads(run_cli("search", "yarın canlıya çıkmak istiyorum, hangi branch?", "--json",
+                              "--mode", "keyword").stdout)
+    assert [h["id"] for h in hits][:1] == ["deploys-2"]

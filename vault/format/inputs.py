@@ -108,6 +108,20 @@ def _content_key(memory: Memory) -> tuple[str, str]:
     return memory.scope, " ".join(fold_text(memory.body).split())
 
 
+def inherit_aliases(heir: Memory, olds) -> Memory:
+    """`heir` with the aliases of the memories it supersedes after its own: the phrases people type
+    for the old memory must find the new one (issue 30, item 7: the README's own query found nothing
+    after a supersede). Past MAX_ALIASES, or a hand-written phrase past MAX_ALIAS_CHARS, stays on
+    the old memory only."""
+    wanted = [a for old in olds for a in old.aliases if len(" ".join(a.split())) <= MAX_ALIAS_CHARS]
+    merged = _merge_aliases(heir.aliases, [])[0]
+    for phrase in wanted:
+        if len(merged) >= MAX_ALIASES:
+            break
+        merged, _ = _merge_aliases(merged, [phrase])
+    return heir if merged == list(heir.aliases) else heir.evolve(aliases=merged)
+
+
 def _merge_aliases(existing, new) -> tuple[list[str], list[str]]:
     """(all aliases, the new ones among them): spacing collapsed, empty ones dropped, and a phrase
     already there skipped, compared as search compares words ("İzmir" = "izmir", "şifre" = "sifre").

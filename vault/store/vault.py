@@ -13,7 +13,7 @@ from hafiza.vault.format import ignore, layout, model
 from hafiza.vault.errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
 from hafiza.vault.format.ids import is_valid_id, slugify, unique_id
 from hafiza.vault.files import DIR_MODE, MAX_FILE_BYTES, NotRegularFile, atomic_write, kind, read_regular, temp_owner
-from hafiza.vault.format.inputs import MAX_REASON_CHARS, MAX_TEXT_CHARS, _content_key, _input, _limit, _merge_aliases, _strings
+from hafiza.vault.format.inputs import MAX_REASON_CHARS, MAX_TEXT_CHARS, _content_key, _input, _limit, _merge_aliases, _strings, inherit_aliases
 from .lock import DEFAULT_TIMEOUT, locked
 from hafiza.vault.format.model import Memory
 from hafiza.vault.format.paths import MEMORIES, SIDECAR, WRITE_LOCK, check_sidecar, is_vault
@@ -514,6 +514,7 @@ class Vault:
         with self.transaction():
             memory = self.new_memory(text, supersedes=supersedes, **fields)
             olds = [self._superseded(old_id, memory.id) for old_id in memory.supersedes]
+            memory = inherit_aliases(memory, olds)
             paths = [self.write_file(memory)] + [self.write_file(old) for old in olds]
             ids = " ".join([memory.id] + [f"(supersedes {o.id})" for o in olds])
             self.commit(paths, f"remember {ids}", "remember", reason)
@@ -537,7 +538,8 @@ class Vault:
             old = self._superseded(old_id, new.id)
             if new.status != "active":
                 raise HafizaError(f"{new_id} is {new.status}; only an active memory can supersede", field="new_id")
-            new = new.evolve(supersedes=list(dict.fromkeys([*new.supersedes, old.id])), updated=dt.date.today())
+            new = inherit_aliases(new, [old]).evolve(supersedes=list(dict.fromkeys([*new.supersedes, old.id])),
+                                                     updated=dt.date.today())
             paths = [self.write_file(old), self.write_file(new)]
             self.commit(paths, f"supersede {old.id} with {new.id}", "supersede", reason)
         return old, new
@@ -702,6 +704,7 @@ class Vault:
             try:
                 memory = self._import_item(item, source, taken)
                 olds = [touched.get(o) or self._superseded(o, memory.id) for o in memory.supersedes]
+                memory = inherit_aliases(memory, olds)
             except HafizaError as exc:
                 problem = f"item {item.get('_where', n)}: {exc.message}"
                 if not skip_invalid:
