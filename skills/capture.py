@@ -19,7 +19,7 @@ from hafiza.indexer.search import query_terms
 from hafiza.vault.format import model
 from hafiza.vault.format.inputs import inherit_aliases
 from hafiza.vault.offline.review import Action, Review
-from hafiza.vault.guard.secrets import find_secrets
+from hafiza.vault.guard.secrets import held_secret
 from hafiza.vault.format.text import fold_text
 
 from .facts import proposals as fact_proposals
@@ -78,7 +78,7 @@ def file(vault, turns, *, recall=None, auto: bool = False, now: dt.datetime | No
     actions, used, implicit, skipped = [], [], [], 0
     for statement, turn, confidence in found:
         key = key_of(statement)
-        if key in decided or find_secrets(statement.text):
+        if key in decided or held_secret(f"{statement.quote}\n{statement.text}"):
             skipped += 1
             continue
         decided.add(key)

@@ -19,7 +19,7 @@ from hafiza.vault.format import model
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.format.layout import memory_rel
 from hafiza.vault.offline.review import Action
-from hafiza.vault.guard.secrets import find_secrets
+from hafiza.vault.guard.secrets import held_secret
 from hafiza.vault.format.text import fold_text
 
 LOCATION = "based in"
@@ -82,7 +82,7 @@ def proposals(vault, turns, decided: set, now: dt.datetime | None = None) -> lis
 
 def _change(vault, change: FactChange, turn, decided: set, planned: dict) -> Action | None:
     key = "capture-fact:" + model.content_hash(fold_text(f"{change.entity}|{change.attribute}|{change.value}"))[:16]
-    if key in decided or find_secrets(change.quote):
+    if key in decided or held_secret(change.quote):
         return None
     try:
         entity, attribute, value = facts.check_input(change.entity, change.attribute, change.value)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.guard.secrets import find_secrets
+from hafiza.vault.guard.secrets import held_secret
 
 from .statements import MAX_CHARS, MIN_WORDS, Statement, overlap
 
@@ -103,7 +103,7 @@ def check(item: dict, window, seen: set[str]) -> Found | Dropped:
         why = f"confidence {item['confidence']:.2f}"
     elif len(text.split()) < MIN_WORDS:
         why = "too short"
-    elif find_secrets(text) or find_secrets(quote):
+    elif held_secret(text) or held_secret(quote):
         why = "holds a secret"
     elif overlap(text, turn.text) < FROM_QUOTE:
         why = "its words are not the user's"

@@ -262,3 +262,18 @@ def test_inbox_file_with_a_model_on_the_command_line_and_no_transcript_secret_re
     assert all(secret not in json.dumps(r.body) for r in server.requests)
     plain = run_cli("inbox", "file", "--model", "none", env=env).stdout
     assert plain.startswith("0 session(s)") and "model:" not in plain
+
+
+@pytest.mark.parametrize("said", ["Remember that my GitHub token is {token}, use it for the release bot.",
+                                  "Unutma: deploy token'ımız {token}, release botu için kullan."])
+def test_a_statement_that_held_a_secret_is_not_proposed_masked(vault, said):
+    """Issue 30, item 8: the conversation index holds turns with their secrets masked; a statement that
+    held one is no memory, "[secret removed: ...]" in its place or not."""
+    from hafiza.skills.conversations import document
+
+    token = dict(SECRETS)["github-classic"]
+    [turn] = turns(said.format(token=token))
+    shown = document(turn, "claude-code")["shown"]  # what `inbox file` reads back from the index
+    assert token not in shown and "[secret removed" in shown
+    report = capture.file(vault, [turn._replace(text=shown)])
+    assert report.proposed == [] and report.skipped == 1 and capture.inbox(vault) == []

@@ -389,6 +389,12 @@ def find_secrets(text: str) -> list[str]:
     return scan(text).secrets
 
 
+def held_secret(text: str) -> bool:
+    """Whether `text` holds a secret, or held one that `mask` removed: what the conversation index gives
+    capture is masked, and "my token is [secret removed: ...]" is no memory to propose (issue 30, item 8)."""
+    return MASKED in text or bool(find_secrets(text))
+
+
 def _utf16(data: bytes) -> str | None:
     """The codec when `data` is UTF-16 text: a BOM, or NULs at nearly every other byte (ASCII in UTF-16)."""
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
@@ -424,13 +430,16 @@ def scan_bytes(data: bytes) -> Scan:
     return scan(text_for_scan(data))
 
 
+MASKED = "[secret removed: "  # what `mask` puts where a secret was
+
+
 def mask(text: str) -> str:
     """`text` with each real secret replaced by `[secret removed: KIND]`, for keeping a refused edit as a draft."""
     hits = sorted((s, e, name) for name, s, e, verdict in _find(text) if verdict == "secret")
     out, pos = [], 0
     for start, end, name in hits:
         if start >= pos:
-            out += [text[pos:start], f"[secret removed: {name}]"]
+            out += [text[pos:start], f"{MASKED}{name}]"]
         pos = max(pos, end)  # an overlapping find widens the span already removed
     return "".join(out) + text[pos:]
 
