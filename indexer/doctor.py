@@ -170,7 +170,7 @@ def check_interrupted(vault) -> Check:
 
 
 def check_links(vault) -> Check:
-    """Symlinks, pipes and other non-regular files in the vault: never read, indexed or committed."""
+    """Symlinks, hard links, pipes and other non-regular files in the vault: never read, indexed or committed."""
     from hafiza.vault.files import kind
 
     found = []
@@ -179,7 +179,7 @@ def check_links(vault) -> Check:
         for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
             path = os.path.join(folder, name)
             try:
-                what = kind(os.lstat(path).st_mode)
+                what = kind(os.lstat(path))
             except OSError:
                 continue
             if what and what != "a folder":
@@ -187,7 +187,7 @@ def check_links(vault) -> Check:
                 found.append(f"{os.path.relpath(path, vault.root)}: {what}{target}")
     if not found:
         return Check("links", "ok", "only regular files")
-    return Check("links", "warn", f"{len(found)} symbolic link(s) or special file(s): hafiza never reads, "
+    return Check("links", "warn", f"{len(found)} link(s) or special file(s): hafiza never reads, "
                  "indexes or commits them; remove them or replace them with the file itself", found)
 
 

@@ -110,8 +110,9 @@ def _append(path: Path, episode: Episode) -> None:
                           "a symbolic link there is never followed)") from None
     try:
         st = os.fstat(fd)
-        if kind(st.st_mode):
-            raise HafizaError(f"{path.name} is {kind(st.st_mode)}, not a regular file; move it away")
+        what = kind(st)
+        if what:
+            raise HafizaError(f"{path.name} is {what}, not a file hafiza writes to; move it away")
         if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
             line = b"\n" + line  # a hand edit left the last line open
         os.write(fd, line)

@@ -34,19 +34,26 @@ class NotRegularFile(OSError):
         self.path, self.reason = path, reason
 
 
-def kind(mode: int) -> str | None:
-    """What a non-regular file is, in words; None for a regular file."""
+def kind(st: os.stat_result) -> str | None:
+    """What a file hafiza will not read is, in words (from its `lstat`); None for a regular file it reads.
+
+    A regular file with more than one name is a hard link: its text may be a file's outside the vault
+    (`ln ~/.netrc memories/notes.md` passes every symlink check), so it is refused as a symlink is
+    (issue 29, item 2)."""
     for test, name in _KINDS:
-        if test(mode):
+        if test(st.st_mode):
             return name
-    return None if stat.S_ISREG(mode) else "not a regular file"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    return f"a hard link ({st.st_nlink} names for one file)" if st.st_nlink > 1 else None
 
 
-def read_regular(path: Path, limit: int = MAX_FILE_BYTES, head: int | None = None) -> bytes:
-    """The bytes of a regular file, never following a symlink and never blocking on a FIFO.
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES, head: int | None = None, linked: bool = False) -> bytes:
+    """The bytes of a regular file, never following a symlink or a hard link and never blocking on a FIFO.
 
-    Raises NotRegularFile for anything else, or for a file larger than `limit` bytes.
-    With `head`, only its first `head` bytes, whatever its size.
+    Raises NotRegularFile for anything else (see `kind`), or for a file larger than `limit` bytes.
+    With `head`, only its first `head` bytes, whatever its size. `linked` lets a hard link through, for
+    files that are not the vault's (a project's, where pnpm's store links every package file).
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -56,9 +63,10 @@ def read_regular(path: Path, limit: int = MAX_FILE_BYTES, head: int | None = Non
         raise
     try:
         st = os.fstat(fd)
-        what = kind(st.st_mode)
+        what = None if linked and stat.S_ISREG(st.st_mode) else kind(st)
         if what:
-            raise NotRegularFile(path, f"{what}, not a regular file")
+            why = "another of its names may be outside the vault" if stat.S_ISREG(st.st_mode) else "not a regular file"
+            raise NotRegularFile(path, f"{what}, {why}")
         if head is not None:
             return os.read(fd, head)
         if st.st_size > limit:
@@ -80,9 +88,9 @@ def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
 
 
 def is_regular(path: Path) -> bool:
-    """A regular file, not a link to one."""
+    """A regular file hafiza reads: not a symlink, not a hard link (`kind`)."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        return kind(os.lstat(path)) is None
     except OSError:
         return False
 

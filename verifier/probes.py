@@ -73,7 +73,7 @@ class Probe:
 
 def _read(path: Path) -> str | None:
     try:
-        return read_regular(path, limit=MAX_READ).decode("utf-8", "replace")
+        return read_regular(path, limit=MAX_READ, linked=True).decode("utf-8", "replace")  # pnpm links its store in
     except (OSError, NotRegularFile):
         return None
 

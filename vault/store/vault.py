@@ -341,17 +341,17 @@ class Vault:
 
     def _hand_edits(self, changed: list[str]) -> list[str]:
         """Of the uncommitted paths, those to record as the user's edits: regular files (and deletions)
-        only, each scanned for secrets whatever its encoding. A symlink is never committed (it could
-        point at ~/.aws/credentials), nor a pipe, nor an atomic_write temp file."""
+        only, each scanned for secrets whatever its encoding. A symlink or a hard link is never committed (it
+        could be ~/.aws/credentials), nor a pipe, nor an atomic_write temp file."""
         chosen = []
         for rel in changed:
             path = self.root / rel
             try:
-                mode = os.lstat(path).st_mode
+                info = os.lstat(path)
             except FileNotFoundError:
                 chosen.append(rel)  # deleted by hand
                 continue
-            what = kind(mode)
+            what = kind(info)
             if what or temp_owner(path.name) is not None:
                 if what:
                     self.warnings.append(f"{rel} is {what}: not read, not committed")
