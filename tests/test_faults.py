@@ -66,47 +66,30 @@ def kept(vault):
 
 # ---- 1. nothing outside the vault is ever read
 
-def test_a_symlink_out_of_the_vault_is_never_shown_searched_injected_or_committed(kept, tmp_path):
-    secret = tmp_path / "credentials"
-    secret.write_text(f"---\nid: creds\ntitle: Production deploy credentials\n---\n{OUTSIDE}\n")
-    (kept.memories_dir / "creds.md").symlink_to(secret)
-    (kept.root / "profile.md").symlink_to(secret)
-
-    shown = run_cli("show", "creds", check=False)
-    assert shown.returncode != 0 and "symbolic link" in shown.stderr and OUTSIDE not in shown.stdout
-    assert "creds" not in run_cli("search", "production deploy credentials billing").stdout
-    assert OUTSIDE not in hook("production deploy credentials for billing?")
-    assert OUTSIDE not in hook("", event="SessionStart")
-
-    done = run_cli("remember", "Staging deploys go through Argo.", "--tag", "deploy")
-    assert "creds.md is a symbolic link" in done.stderr
-    assert "memories/creds.md" not in tracked(kept.root) and "profile.md" not in tracked(kept.root)
-    assert OUTSIDE not in history(kept.root)
-    doctor = run_cli("doctor", check=False).stdout
-    assert "memories/creds.md: a symbolic link" in doctor and "profile.md: a symbolic link" in doctor
-
-
-def test_a_hard_link_to_a_file_outside_the_vault_is_never_shown_searched_injected_or_committed(kept, tmp_path):
+@pytest.mark.parametrize("link, named", [(lambda target, path: path.symlink_to(target), "a symbolic link"),
+                                          (lambda target, path: os.link(target, path), "a hard link")],
+                         ids=["symlink", "hard-link"])
+def test_a_link_out_of_the_vault_is_never_listed_shown_searched_injected_or_committed(kept, tmp_path, link, named):
     """A hard link is a regular file to lstat, but its text is another file's (issue 29, item 2)."""
     secret = tmp_path / "credentials"
     secret.write_text(f"---\nid: creds\ntitle: Production deploy credentials\n---\n{OUTSIDE}\n")
-    os.link(secret, kept.memories_dir / "creds.md")
-    os.link(secret, kept.root / "profile.md")
+    link(secret, kept.memories_dir / "creds.md")
+    link(secret, kept.root / "profile.md")
 
     listed = run_cli("list").stdout
     assert "creds" not in listed and "Production deploys from main" in listed
     shown = run_cli("show", "creds", check=False)
-    assert shown.returncode != 0 and "hard link" in shown.stderr and OUTSIDE not in shown.stdout
+    assert shown.returncode != 0 and named in shown.stderr and OUTSIDE not in shown.stdout
     assert "creds" not in run_cli("search", "production deploy credentials billing").stdout
     assert OUTSIDE not in hook("production deploy credentials for billing?")
     assert OUTSIDE not in hook("", event="SessionStart")
 
     done = run_cli("remember", "Staging deploys go through Argo.", "--tag", "deploy")
-    assert "creds.md is a hard link" in done.stderr
+    assert f"creds.md is {named}" in done.stderr
     assert "memories/creds.md" not in tracked(kept.root) and "profile.md" not in tracked(kept.root)
     assert OUTSIDE not in history(kept.root)
     doctor = run_cli("doctor", check=False).stdout
-    assert "memories/creds.md: a hard link" in doctor and "profile.md: a hard link" in doctor
+    assert f"memories/creds.md: {named}" in doctor and f"profile.md: {named}" in doctor
 
 
 def fifo(path: Path) -> None:
