@@ -162,3 +162,41 @@ def test_doctor_says_when_proposals_wait(three):
     review.propose(review.start("curate"), _archive(three, "note-1"))
     checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json", check=False).stdout)}
     assert checks["review"]["level"] == "warn" and checks["review"]["summary"].startswith("1 proposal(s) wait")
+
+
+@pytest.mark.parametrize("kind", ["curate", "capture"])
+def test_what_main_decided_is_not_proposed_again_by_a_later_branch(three, kind):
+    """Issue 30, item 3: main's accept and reject commits carry the trailer a branch walk looks for; a
+    branch begun after them must not take them for its own proposals."""
+    import json
+
+    from conftest import run_cli
+    from hafiza.skills import capture
+    from test_capture import turns
+
+    if kind == "capture":
+        capture.file(three, turns("Never push to main on Fridays.", "I prefer small commits with one change each.",
+                                  "From now on run the tests with pnpm, not npm."))
+        run_cli("inbox", "accept", "1")
+        run_cli("inbox", "reject", "3", "--why", "not now")
+        capture.file(three, turns("Always squash merge feature branches.", session="s-2"))
+        listed = [p.commit.subject for _, p in capture.inbox(three)]
+        assert listed == ["hafiza: capture i-prefer-small-commits-with-one-change-each",
+                          "hafiza: capture always-squash-merge-feature-branches"]
+    else:
+        review = Review(three)
+        three.remember("note number 4 about the build", id="note-4")
+        first = review.start("curate")
+        for n in (1, 2, 3):
+            review.propose(first, _archive(three, f"note-{n}"))
+        review.accept(review.branch(first), only=[1])
+        review.reject(review.branch(first), only=[2], why="keep it")
+        later = review.start("curate")
+        review.propose(later, _archive(three, "note-4"))
+        assert [p.key for p in review.branch(later).proposals] == ["archive:note-4"]
+        assert review.open_keys() == {"archive:note-3", "archive:note-4"}
+        review.accept(review.branch(later))
+        assert git_subjects(three.root).count("hafiza: archive note-1") == 1  # not applied a second time
+        assert review.open_keys() == {"archive:note-3"}
+    checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json", check=False).stdout)}
+    assert checks["review"]["summary"].startswith(("2 proposal(s) wait" if kind == "capture" else "1 proposal(s) wait"))

@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import os
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from hafiza.vault.guard import secrets
 from hafiza.vault.errors import GitError, HafizaError, SecretRefused
@@ -42,6 +43,7 @@ EVIDENCE, CONFIDENCE, GUARDS, KEY, MEMORIES, PROPOSED_IN = (
     "Hafiza-Evidence", "Hafiza-Confidence", "Hafiza-Guards", "Hafiza-Proposal", "Hafiza-Memories",
     "Hafiza-Proposed-In")
 JUDGED = "Hafiza-Judged"
+DECISIONS = ("reject", "judge")  # the actions of main's ruling commits (accept's carry Hafiza-Proposed-In)
 
 
 @dataclass
@@ -333,27 +335,30 @@ class Review:
         paths = [self.vault.write_bytes(self.vault.root / rel, data) for rel, data in files.items()]
         return self.vault.commit(paths, subject, action, reason, body=body, trailers=trailers, actor=actor)
 
-    def _branch(self, name: str, rulings: set[str]) -> Branch:
+    def _branch(self, name: str, rulings: Rulings) -> Branch:
         tip = self.git.branch_tip(name)
-        # The proposals are the run of proposal commits at the branch's tip: this holds after a server
-        # merged the branch too, when main's merge base with it is the tip itself.
+        merged = self.git.is_ancestor(tip, MAIN)  # a pull request merged on the server
+        # The proposals are the run of proposal commits at the branch's tip that main does not hold: main's
+        # accept and reject commits carry the same trailer, and a branch begun after them must not take
+        # them for its own (issue 30, item 3). Once a server merged the branch, main holds all of it.
         commits = []
-        for commit in self.git.log(MAX_PROPOSALS + 1, rev=tip, first_parent=True):
-            if KEY not in commit.trailers:
+        for commit in self.git.log(MAX_PROPOSALS + 1, rev=tip if merged else f"{MAIN}..{tip}", first_parent=True):
+            if KEY not in commit.trailers or PROPOSED_IN in commit.trailers or commit.action in DECISIONS:
                 break
             commits.append(commit)
         commits.reverse()
         base = self.git.resolve(f"{commits[0].sha}^") if commits else tip
-        merged = self.git.is_ancestor(tip, MAIN)  # a pull request merged on the server
-        # What main took since the branch began: the Hafiza-Proposed-In of its commits.
-        accepted = {c.trailers[PROPOSED_IN] for c in self.git.log(None, rev=f"{base}..{MAIN}")
-                    if PROPOSED_IN in c.trailers}
+        # What main took since the branch began: the Hafiza-Proposed-In of its commits, and their keys (the
+        # same proposal, made on another branch or machine, accepted there).
+        landed = [c.trailers for c in self.git.log(None, rev=f"{base}..{MAIN}") if PROPOSED_IN in c.trailers]
+        accepted = {t[PROPOSED_IN] for t in landed} | {t[KEY] for t in landed if KEY in t}
         proposals = []
         for n, commit in enumerate(commits, 1):
+            key = commit.trailers[KEY]
             state = "open"
-            if merged or commit.sha in accepted:
+            if merged or commit.sha in accepted or key in accepted:
                 state = "accepted"
-            elif commit.sha in rulings:
+            elif commit.sha in rulings.commits or key in rulings.keys:
                 state = "rejected"
             proposals.append(Proposal(n, commit, state))
         return Branch(name, base, tip, proposals)
@@ -380,8 +385,18 @@ class Review:
                 out.append(item)
         return out
 
-    def _ruled(self) -> set[str]:
-        return {r["commit"] for r in self._read_rulings() if isinstance(r.get("commit"), str)}
+    def _ruled(self) -> Rulings:
+        rulings = [r for r in self._read_rulings() if r.get("action") != "judge"]  # a judged pair proposed nothing
+        return Rulings({r["commit"] for r in rulings if isinstance(r.get("commit"), str)},
+                       {r["key"] for r in rulings if isinstance(r.get("key"), str)})
+
+
+class Rulings(NamedTuple):
+    """What rulings.jsonl rejected: the proposals' commits, and their keys (the same proposal, made again on
+    another branch or machine before the ruling reached it, is rejected too)."""
+
+    commits: set[str]
+    keys: set[str]
 
 
 def _landing(commit: Commit) -> dict[str, str]:
