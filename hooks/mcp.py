@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from hafiza.hooks.render import labels
+from hafiza.hooks.render import labels, shown_text
 from hafiza.indexer.config import Settings
 from hafiza.indexer.config import settings as read_settings
 from hafiza.indexer.recall import MAX_QUERY_CHARS  # a query longer than recall reads is refused, not cut
@@ -103,7 +103,8 @@ class RecallHit(BaseModel):
     status: str
     scope: str
     labels: list[str] = Field(description="type, plus 'superseded by <id>' or 'unverified: <probe status>' when so, "
-                                          "and 'vault: <name>' when team vaults are searched too")
+                                          "'in conflict: ...' while two texts of it disagree (the snippet shows "
+                                          "each), and 'vault: <name>' when team vaults are searched too")
     tags: list[str]
     snippet: str = Field(description="the start of the memory's text; `get` returns all of it")
     score: float
@@ -348,7 +349,8 @@ class Memories:
         return RecallResult(query=query, mode=self._mode, hits=[
             RecallHit(id=h.id, title=inline(h.title), type=h.type, status=h.status, scope=h.scope,
                       labels=[inline(label) for label in labels(h._asdict())], tags=split_field(h.tags),
-                      snippet=inline(h.snippet), score=round(h.score, 6), vault=h.vault) for h in hits])
+                      snippet=shown_text(h._asdict(), 600),
+                      score=round(h.score, 6), vault=h.vault) for h in hits])
 
     def remember(
         self,

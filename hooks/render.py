@@ -47,6 +47,8 @@ def labels(hit: dict, clean=lambda value: value) -> list[str]:
         out.append(f"possibly outdated: newer memory {clean(hit['newer'])}")
     if hit.get("vault"):
         out.append(f"vault: {clean(hit['vault'])}")
+    if hit.get("conflict"):
+        out.append(f"in conflict: {len(hit['conflict'])} texts disagree, none chosen yet")
     return out
 
 
@@ -80,7 +82,7 @@ def block(hits: list[dict], title: str = _HEADER, budget: int = BUDGET_CHARS) ->
         room = budget - used - len(head) - 4  # the snippet's ` — ` and the line's `\n`
         if room < 0:
             break
-        snippet = inline(hit.get("snippet"), min(room, SHOWN_SNIPPET_CHARS))
+        snippet = shown_text(hit, min(room, SHOWN_SNIPPET_CHARS))
         if snippet and (room > MIN_SNIPPET_ROOM or not name):
             head += f" — {snippet}" if name else f" {snippet}"
         lines.append(head)
@@ -89,6 +91,16 @@ def block(hits: list[dict], title: str = _HEADER, budget: int = BUDGET_CHARS) ->
     if not lines:
         return "", []
     return f"<{FENCE}>\n{title}\n" + "\n".join(lines) + f"\n</{FENCE}>", ids
+
+
+def shown_text(hit: dict, room: int) -> str:
+    """What a memory's line shows of its text in `room` characters: the snippet, or while a merge conflict
+    is open each text apart and numbered, never glued into one statement (issue 30, item 6)."""
+    texts = hit.get("conflict")
+    if not texts:
+        return inline(hit.get("snippet"), room)
+    each = max(room // len(texts) - 10, 0)  # `text N: ` and the ` / ` between them
+    return " / ".join(f"text {n}: {inline(text, each)}" for n, text in enumerate(texts, 1))
 
 
 def made_from_text(title: str, snippet) -> bool:

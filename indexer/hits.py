@@ -24,6 +24,7 @@ class Hit(NamedTuple):
     parts: dict | None = None   # how the score was made (--explain)
     vault: str | None = None    # which vault it came from, when several are read (indexer/vaults.py)
     newer: str | None = None    # a newer memory among the hits says something else about the same subject
+    conflict: list | None = None  # while a merge conflict is open: its texts, own first (vault/format/conflicts.py)
 
     def to_json(self, explain: bool = False) -> dict:
         data = self._asdict()
@@ -34,4 +35,6 @@ class Hit(NamedTuple):
             data.pop("vault")
         if self.newer is None:
             data.pop("newer")
+        if self.conflict is None:
+            data.pop("conflict")
         return data

@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from hafiza.vault.store import changes
-from hafiza.vault.format.conflicts import readable
+from hafiza.vault.format.conflicts import readable, texts
 from hafiza.vault.files import NotRegularFile, atomic_write, read_text
 from hafiza.vault.store.lock import is_held, locked, try_locked
 from hafiza.vault.format.layout import rel_name, shard_folders
 from hafiza.vault.format.paths import FACT_DOC, FACTS, MEMORIES, SIDECAR, WRITE_LOCK
 from hafiza.vault.format.text import first_line
 
-from .schema import ALIAS_SEPARATOR, SCHEMA_VERSION, SNIPPET_CHARS, TAG_SEPARATOR, schema
+from .schema import ALIAS_SEPARATOR, CONFLICT_CHARS, SCHEMA_VERSION, SNIPPET_CHARS, TAG_SEPARATOR, schema
 
 if TYPE_CHECKING:
     from .manifest import Row
@@ -740,6 +740,7 @@ def document(memory, digest: str) -> dict:
         "superseded_by": memory.superseded_by,
         "verified": (memory.verified or {}).get("status"),
         "verified_note": verified_note(memory.verified),
+        "conflict": [text[:CONFLICT_CHARS] for text in texts(memory.body)] or None,
         "hash": digest,
         "chars": len(memory.body),
     }

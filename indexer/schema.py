@@ -3,9 +3,9 @@
 Whoosh is imported only when a schema is built: a writer reads the constants and never loads it.
 """
 
-SCHEMA_VERSION = 6  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
+SCHEMA_VERSION = 7  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
                     # 4: a title made from the text is stored, not indexed, 5: the manifest in SQLite, with a catalog,
-                    # 6: the prefixes field, and alias_terms without the general stop words)
+                    # 6: the prefixes field, and alias_terms without the general stop words, 7: conflict)
 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.
 # `prefixes`: each longer word of the memory cut to its first PREFIX letters, so that a Turkish word with another
@@ -16,6 +16,7 @@ INDEX_ONLY = ("body", "prefixes")  # the fields indexed but not stored (see sche
 ALIAS_SEPARATOR = " | "  # between a memory's aliases in the stored field
 TAG_SEPARATOR = ", "     # between its tags
 SNIPPET_CHARS = 500      # a document's stored snippet: the body's start, also what is embedded of it
+CONFLICT_CHARS = 250     # of each text an open conflict holds: what recall shows of it, labelled
 
 
 def split_field(value: str | None, separator: str = ",") -> list[str]:
@@ -52,6 +53,7 @@ def schema():
         superseded_by=STORED,
         verified=STORED,
         verified_note=STORED,  # 'since <date>: <what failed>', for the label in the recalled block
+        conflict=STORED,  # while a merge conflict is open: the texts it holds, each cut to CONFLICT_CHARS
         hash=STORED,
         chars=NUMERIC(stored=True),
     )

@@ -373,7 +373,7 @@ def to_hit(doc: dict, score: float, parts: dict) -> Hit:
         id=doc["id"], title=doc["title"], type=doc["type"], scope=doc["scope"], status=doc["status"],
         score=score, path=vault_path(doc['path']), snippet=doc.get("snippet") or "", tags=doc.get("tags") or "",
         superseded_by=doc.get("superseded_by"), verified=doc.get("verified"),
-        verified_note=doc.get("verified_note"), parts=parts,
+        verified_note=doc.get("verified_note"), parts=parts, conflict=doc.get("conflict"),
     )
 
 

@@ -574,3 +574,30 @@ def test_search_sees_both_texts_of_a_conflict_but_not_its_fence():
     fields = document(memory, "digest")
     assert "kept here" in fields["body"] and "kept there" in fields["body"]
     assert conflicts.START not in fields["body"] + fields["snippet"] and "machines" not in fields["body"]
+
+
+def test_an_open_conflict_is_recalled_as_two_texts_labelled_in_conflict(tmp_path, remote):
+    """Issue 30, item 6: while both texts are kept, the prompt hook shows each apart and says they
+    disagree, instead of one line gluing "after 14:00 ... after 15:00"."""
+    from test_hooks import CLAUDE_PROMPT, context_of, hook
+
+    a = Vault.init(tmp_path / "a")
+    a.remember("Never push to main on Fridays after 14:00.", id="friday-push", type="rule")
+    set_remote(a, str(remote))
+    sync(a)
+    b = machine(tmp_path, remote, "b")
+    a.update("friday-push", "Never push to main on Fridays after 15:00.")
+    b.update("friday-push", "Never push to main on Fridays after 16:00.")
+    _settle(a, b)
+    prompt = {**CLAUDE_PROMPT, "prompt": "can I push to main on friday afternoon?"}
+    text = context_of(hook("claude-code", "UserPromptSubmit", prompt, {"HAFIZA_VAULT": str(a.root)}))
+    [line] = [line for line in text.splitlines() if "friday-push" in line]
+    assert "in conflict: 2 texts disagree" in line and text.startswith("<hafiza-recall>")
+    assert "text 1: Never push to main on Fridays after 1" in line and " / text 2: Never push" in line
+    assert "15:00" in line and "16:00" in line
+    out = run_cli("--vault", str(a.root), "search", "push to main on fridays", "--mode", "keyword").stdout
+    assert "friday-push  (rule) [in conflict: 2 texts]" in out
+    resolve(a, "friday-push", "ours")
+    text = context_of(hook("claude-code", "UserPromptSubmit", {**prompt, "session_id": "s-2"},
+                           {"HAFIZA_VAULT": str(a.root)}))
+    assert "in conflict" not in text and "friday-push" in text

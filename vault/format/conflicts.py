@@ -100,6 +100,20 @@ def pick(body: str, keep: str) -> str:
     return f"{mine}\n\n{theirs}".strip("\n")
 
 
+def texts(body: str) -> list[str]:
+    """The texts a memory holds while a conflict is open: its own, then each fenced one; [] without a
+    fence. Recall shows them apart and labelled, never glued into one memory (issue 30, item 6)."""
+    found = fences(body)
+    if not found:
+        return []
+    own, last = [], 0
+    for f in found:
+        own.append(body[last:f.span[0]])
+        last = f.span[1]
+    own.append(body[last:])
+    return ["".join(own).strip("\n"), *(f.text.strip("\n") for f in found)]
+
+
 def readable(body: str) -> str:
     """`body` with the fences' comment lines left out and both texts kept: what search indexes and recall
     shows (the fence's JSON would otherwise match prompts about machines and merges)."""
