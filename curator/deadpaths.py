@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hafiza.vault.git.repo import renamed
+from hafiza.vault.git import renamed
 from hafiza.vault.format.mentions import mentioned
 from hafiza.vault.store.projects import folder
 

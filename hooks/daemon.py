@@ -303,7 +303,7 @@ class Loop:
             return
         self.last_pack = time.monotonic()
         try:
-            from hafiza.vault.git.repo import pack
+            from hafiza.vault.git import pack
 
             pack(self.root)
         except OSError:

@@ -66,7 +66,8 @@ def modules(root: Path) -> dict[str, Path]:
 
 def module_graph(root: Path) -> dict[str, set[str]]:
     """hafiza module -> the hafiza modules it imports, imports inside functions included (`from x import y`
-    counts as importing x.y where that is a module, else x)."""
+    counts as importing x.y where that is a module, else x: a package's `__init__` that imports its own modules
+    is no cycle with a module that imports its siblings by `from . import sibling`)."""
     known = modules(root)
     graph = {}
     for name, path in known.items():
@@ -78,7 +79,8 @@ def module_graph(root: Path) -> dict[str, set[str]]:
                 wanted += [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = ".".join(here[:-node.level] + ([node.module] if node.module else [])) if node.level else node.module
-                wanted += [f"{base}.{alias.name}" for alias in node.names] + [base]
+                named = [f"{base}.{alias.name}" for alias in node.names]
+                wanted += named + ([base] if not all(name in known for name in named) else [])
         deps = set()
         for module in wanted:
             while module and module not in known:
@@ -214,8 +216,8 @@ def test_adapters_open_vaults_only_through_the_one_write_path():
 
 # The environment is read at the edges and passed in (hafiza.indexer.config); the library reads it
 # only to resolve default locations: the vault (vault/format/paths.py) and the model cache (indexer/embed.py).
-# vault/git/repo.py hands the environment on to git with a few overrides (GIT_INDEX_FILE, commit dates).
-ENVIRON_ALLOWED = {"vault/format/paths.py", "indexer/config.py", "indexer/embed.py", "vault/git/repo.py"}
+# vault/git/run.py hands the environment on to git with a few overrides (GIT_INDEX_FILE, commit dates).
+ENVIRON_ALLOWED = {"vault/format/paths.py", "indexer/config.py", "indexer/embed.py", "vault/git/run.py"}
 
 
 def test_the_library_does_not_read_the_environment():
@@ -248,4 +250,14 @@ def test_the_tests_do_not_import_benchmark_code():
             if target is not None and ast.get_source_segment(text, target).startswith("sys.path") \
                     and "bench" in ast.get_source_segment(text, node):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} puts bench/ on sys.path")
+    assert found == []
+
+
+def test_git_is_reached_only_through_its_package():
+    """vault/git/ is one room behind one interface (`from hafiza.vault.git import GitStore`): its modules (the
+    tree editor, the index splicer, how a command runs) can change or go without a reader outside noticing."""
+    found = [f"{path.relative_to(ROOT)}:{line} imports {module}" for package in LAYERS
+             for path in sorted((ROOT / package).rglob("*.py")) if path.parent != ROOT / "vault" / "git"
+             for line, module in imports_of(path, package) if module.startswith("hafiza.vault.git.")
+             and (ROOT / "vault" / "git" / f"{module.split('.')[3]}.py").exists()]
     assert found == []

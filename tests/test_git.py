@@ -10,7 +10,7 @@ from conftest import git_subjects, run_cli
 from hafiza.vault.format import model
 from hafiza.vault.store import usage
 from hafiza.vault.errors import GitError, HafizaError
-from hafiza.vault.git.repo import GitStore, message
+from hafiza.vault.git import GitStore, message
 
 
 def git(root, *args) -> str:

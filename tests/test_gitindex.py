@@ -12,7 +12,7 @@ import pytest
 
 from conftest import git
 from hafiza.vault.git import index as gitindex
-from hafiza.vault.git.repo import GitStore
+from hafiza.vault.git import GitStore
 
 FILES = {
     "README.md": "top\n",
@@ -180,7 +180,7 @@ def test_a_corrupt_index_is_not_blessed_with_a_new_checksum(tmp_path):
 
 
 def test_a_commit_made_through_git_index_refuses_what_was_staged_by_hand(tmp_path):
-    from hafiza.vault.git.repo import StagedElsewhere
+    from hafiza.vault.git import StagedElsewhere
 
     root = _repo(tmp_path / "v")
     _apply(root, {"memories/m.md": "staged by hand\n", "memories/3f/new/deep.md": "deep\n"})

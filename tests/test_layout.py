@@ -1,5 +1,5 @@
 """A large vault: new memories go into subfolders of memories/, and a write looks only at the files it
-changes between full looks for hand edits (vault/format/layout.py, Vault._record_hand_edits)."""
+changes between full looks for hand edits (vault/format/layout.py, vault/store/hand.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from conftest import git_subjects, run_cli
 from hafiza.indexer.index import Index
 from hafiza.indexer.recall import Recall
 from hafiza.vault.format import layout
-from hafiza.vault.store import vault as store
+from hafiza.vault.store import hand, vault as store
 from hafiza.vault.errors import HafizaError, SecretRefused
 
 
@@ -163,15 +163,15 @@ def test_a_writer_reads_no_header_of_the_memories_hafiza_wrote_since_the_last_sy
 @pytest.fixture
 def large(monkeypatch, vault):
     """The vault as a large one: a write looks at every file at most every HAND_CHECK_SECONDS."""
-    monkeypatch.setattr(store, "SMALL_INDEX_BYTES", 0)
+    monkeypatch.setattr(hand, "SMALL_INDEX_BYTES", 0)
     vault.remember("We use pnpm.", id="pnpm")  # the full look, which starts the clock
     vault.remember("Staging is on port 8080.", id="staging")
     return vault
 
 
 def _age_the_last_look(vault) -> None:
-    stamp = vault.sidecar / store.HAND_CHECK
-    old = stamp.stat().st_mtime - store.HAND_CHECK_SECONDS - 1
+    stamp = vault.sidecar / hand.HAND_CHECK
+    old = stamp.stat().st_mtime - hand.HAND_CHECK_SECONDS - 1
     os.utime(stamp, (old, old))
 
 

@@ -121,7 +121,7 @@ class Rows:
         if any(doc is None and (self.root / MEMORIES / name).exists() for name, doc in found.items()):
             return False  # a file that declares another id than its name: read every row
         from hafiza.vault.format.conflicts import START
-        from hafiza.vault.git.repo import GitStore
+        from hafiza.vault.git import GitStore
 
         gone, fresh = set(), []
         for name, doc in found.items():
@@ -184,7 +184,7 @@ class Rows:
 
     def conflicted(self) -> set[str]:
         """Ids of memories holding a merge's second text: git is asked once per commit."""
-        from hafiza.vault.git.repo import GitStore
+        from hafiza.vault.git import GitStore
 
         git = GitStore(self.root)
         head = git.head()

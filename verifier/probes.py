@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hafiza.vault.files import NotRegularFile, read_regular
-from hafiza.vault.git.repo import renamed
+from hafiza.vault.git import renamed
 
 from . import safety
 from .tools import git, gh, http_status

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-from hafiza.vault.git.repo import read_only
+from hafiza.vault.git import read_only
 
 from .safety import allowed
 

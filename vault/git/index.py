@@ -1,6 +1,6 @@
 """git's index brought level with a commit for a few paths, without git reading and rewriting all of it.
 
-After a commit of a few files (vault/git/repo.py, `_commit_files`), git's index must list their new
+After a commit of a few files (vault/git/commit.py, `_commit_files`), git's index must list their new
 contents, or `git status` would show hafiza's own commit undone. `git update-index` parses every entry
 and writes every entry back: at 100,000 memories a 13 MB index, ~120 ms of each write, whatever
 changed. Here the entries concerned are found by their path's bytes and spliced in place; the rest of

@@ -29,7 +29,7 @@ from typing import NamedTuple
 from hafiza.vault.guard import secrets
 from hafiza.vault.errors import GitError, HafizaError, SecretRefused
 from hafiza.vault.files import NotRegularFile, read_regular
-from hafiza.vault.git.repo import Commit, message
+from hafiza.vault.git import Commit, message
 from hafiza.vault.sync.merge import Conflict, merge
 
 # Who may open a review branch: its name's first part. `promote` opens one on a team vault (vault/sync/teams.py).

@@ -85,7 +85,7 @@ class Journal:
         self._after = ()
 
     def rebase(self, head: str) -> None:
-        """The write now starts from `head`: a commit of hand edits landed before it went on (Vault._spot_check)."""
+        """The write now starts from `head`: a commit of hand edits landed before it went on (vault/store/hand.py, `_spot_check`)."""
         lines = self.path.read_bytes().split(b"\n", 1)
         header = {**json.loads(lines[0]), "head": head}
         atomic_write(self.path, (json.dumps(header) + "\n").encode() + (lines[1] if len(lines) > 1 else b""))

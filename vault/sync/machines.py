@@ -24,7 +24,7 @@ from pathlib import Path
 from hafiza.vault.format import conflicts, model
 from hafiza.vault.errors import FrontmatterError, GitError, HafizaError
 from hafiza.vault.files import DIR_MODE, atomic_write, read_regular
-from hafiza.vault.git.repo import message
+from hafiza.vault.git import message
 from hafiza.vault.format.ids import unique_id
 from hafiza.vault.facts import is_fact_path
 from .merge import is_memory, reconcile, twice
@@ -94,7 +94,7 @@ def set_remote(vault, url: str, remote: str = REMOTE) -> None:
 
 def clone(url: str, root: Path) -> Path:
     """Start this machine's vault from `url`: clone, register the driver; the caller builds the index."""
-    from hafiza.vault.git.repo import GitStore
+    from hafiza.vault.git import GitStore
 
     root = Path(root)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):

@@ -139,7 +139,7 @@ def _side(base, ours, theirs):
 
 def _notes(base: str, ours: str, theirs: str) -> str:
     """A fact note's free text: three-way, both sides' lines kept where they clash."""
-    from hafiza.vault.git.repo import merge_text
+    from hafiza.vault.git import merge_text
 
     if ours == theirs or theirs == base:
         return ours
@@ -224,7 +224,7 @@ def _union(ours: bytes, theirs: bytes) -> bytes:
 def _text(ours: bytes, base: bytes, theirs: bytes) -> Merged:
     """A file that is not a memory, or does not parse: three-way by text; where hunks conflict, both sides'
     lines are kept (git's union merge), never raw conflict markers."""
-    from hafiza.vault.git.repo import merge_text
+    from hafiza.vault.git import merge_text
 
     o, b, t = (x.decode("utf-8", "replace") for x in (ours, base, theirs))
     text, clashes = merge_text(o, b, t)
@@ -337,7 +337,7 @@ def _set(base: list, ours: list, theirs: list) -> list:
 
 def _body(base: str, ours: str, theirs: str, strict: bool, memory_id: str, info: dict) -> tuple[str, str | None]:
     """The merged body: one side's change, a clean three-way merge, or both texts (ours, theirs fenced)."""
-    from hafiza.vault.git.repo import merge_text
+    from hafiza.vault.git import merge_text
 
     o, b, t = (x.strip("\n") + "\n" for x in (ours, base, theirs))
     if o == t or t == b:

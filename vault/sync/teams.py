@@ -123,7 +123,7 @@ def add(config: Path, data: Path, personal: Path, name: str, source: str) -> Tea
     if local.is_dir() and is_vault(local):
         team = Team(name, local.resolve())
     elif is_vault(target):  # cloned before, then removed from the list (`remove` leaves the folder): take it back
-        from hafiza.vault.git.repo import GitStore
+        from hafiza.vault.git import GitStore
 
         was = GitStore(target).remote_url("origin")
         if was != source:
