@@ -359,7 +359,9 @@ def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: 
     if kind is not None:
         kind = _name(kind, "kind", MAX_NAME_CHARS)
     with vault.transaction():
-        vault.warnings += secrets.check("\n".join([entity, attribute, value, kind or ""]), "the fact", field="value")
+        # `attribute: value` on one line: `db password` set to a password reads as the assignment it is.
+        text = "\n".join([entity, f"{attribute}: {value}", kind or ""])
+        vault.warnings += secrets.check(text, "the fact", field="value")
         try:
             note = find(vault.root, entity)
         except MemoryNotFound:
@@ -373,7 +375,8 @@ def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: 
             folder.mkdir(mode=0o700, exist_ok=True)
             path = vault.write_bytes(note.path, dump(note).encode("utf-8"))
             was = f" (was {change.old.value})" if change.old else ""
-            vault.commit([path], f"fact {note.slug}: {change.attribute} = {value}{was}", "fact", reason)
+            subject = secrets.mask(f"fact {note.slug}: {change.attribute} = {value}{was}")  # issue 29
+            vault.commit([path], subject, "fact", reason)
     return note, change
 
 

@@ -22,9 +22,14 @@ def transliterate(text: str) -> str:
     return "".join(ch for ch in decomposed if ord(ch) < 128)
 
 
+# A run of ten or more letters and digits mixed (hx7kq2lm9pzt) reads as a password or a key, not a word: a
+# file name and a commit subject are made from the slug, and neither may carry one the guard did not know.
+_TOKEN_LIKE = re.compile(r"(?=[a-z]*[0-9])(?=[0-9]*[a-z])[a-z0-9]{10,}")
+
+
 def slugify(title: str, max_len: int = MAX_LEN) -> str:
-    """Kebab-case ASCII slug of `title`, cut at a word boundary; never empty."""
-    words = re.findall(r"[a-z0-9]+", transliterate(title).lower())
+    """Kebab-case ASCII slug of `title`, cut at a word boundary, without token-like words; never empty."""
+    words = [word for word in re.findall(r"[a-z0-9]+", transliterate(title).lower()) if not _TOKEN_LIKE.fullmatch(word)]
     slug = ""
     for word in words:
         candidate = f"{slug}-{word}" if slug else word

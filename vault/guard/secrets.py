@@ -27,6 +27,7 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from hafiza.vault.errors import SecretRefused
+from . import typed
 from .tokens import CLASS_PATTERNS, HEX32, NEEDLES, PATTERNS, PREFIXED, PREFIXES, TWILIO_SID, Lazy, is_example, is_placeholder
 
 
@@ -45,16 +46,20 @@ PEM_MAX_BYTES = 100_000  # an END further away than this belongs to some other b
 
 # Assignment form: a secret-looking key as the last part of a name, a separator, a value. Matched on the
 # lowercased text, one pattern per key word, so each starts with a literal the regex engine skips ahead to.
-_ASSIGN_TAIL = r"""(?![\w\-])
-    (?P<sep>["'*]{0,2}[ \t]{0,3}(?::=|=>|=|:)[ \t]{0,3}|[ \t]{1,3}(?:is[ \t]{1,3})?)
-    (?:(?P<q>["'`])(?P<quoted>[^"'`\n]{0,200})(?P=q)|(?P<bare>[^\s"'`,;()\[\]]{1,200}))"""
+_SEP_NEAR = r"""(?P<sep>["'*]{0,2}[ \t]{0,3}(?::=|=>|=|:)[ \t]{0,3}|[ \t]{1,3}(?:is[ \t]{1,3})?)"""
+# `the root password for the NAS is PW`: a few words between (read as prose unless PW looks like a password).
+_SEP_FAR = r"""(?P<sep>[ \t][^\n.:;=]{1,40}?[ \t](?:is|was|are|idi|olarak)[ \t]{1,3})"""
+# `open`: a quote never closed (`KEY='abc…` pasted cut short) runs to the line end.
+_VALUE = r"""(?:(?P<q>["'`])(?:(?P<quoted>[^"'`\n]{0,200})(?P=q)|(?P<open>[^"'`\r\n]{1,200})(?=\r?\n|\Z))
+    |(?P<bare>[^\s"'`,;()\[\]]{1,200}))"""
 # (the literal every match starts with, the key's forms): a pattern runs, and is compiled, only when its
 # literal is in the text.
 _KEY_FORMS = [("pass", r"pass(?:word|wd|wort|phrase)?"), ("pwd", "pwd"), ("secret", "secret"), ("token", "token"),
               ("credential", r"credentials?"), ("key", "key"), ("anahtar", r"anahtar[ıi]?"),
               ("şifre", r"şifre(?:niz|nız|si|sı|yi|m|n)?"), ("sifre", r"sifre(?:niz|si|yi|m|n)?"),
               ("parola", r"parola(?:nız|niz|sı|si|yı|yi|m|n)?")]
-_ASSIGNS = [(stem, Lazy(f"(?P<key>{form}){_ASSIGN_TAIL}", re.X)) for stem, form in _KEY_FORMS]
+_ASSIGNS = [(stem, Lazy(rf"(?P<key>{form})(?![\w\-]){sep}{_VALUE}", re.X))
+            for sep in (_SEP_NEAR, _SEP_FAR) for stem, form in _KEY_FORMS]
 # `key` and `anahtar` alone are too common: api_key, secretKey, "API anahtarı" count; monkey, key: value do not.
 _KEY_QUALIFIER = Lazy(r"(?:api|access|secret|private|signing|encryption|master|client|auth|gizli)[ _.\-]?$")
 _PASSWORD_KEYS = Lazy(r"(?i)pass|pwd|[şs]ifre|parola")
@@ -62,13 +67,16 @@ _KEYWORD = Lazy(r"(?i)pass|pwd|secret|token|key|[şs]ifre|parola|anahtar|credent
 _NAMED_KEYWORD = Lazy(r"Pass|PASS|Pwd|PWD|Secret|SECRET|Token|TOKEN|Key|KEY|Credential|CREDENTIAL")
 _IDENTIFIER = Lazy(r"[\w.]+")
 _NOUN_KEYS = ("password", "passwd", "passphrase", "şifre", "sifre", "parola")
+# Key words that end a longer name glued to them: PGPASSWORD, dbpassword, jwtsecret, csrftoken. Not `pass`
+# (bypass, compass) and not after a digit (1Password).
+_SUFFIX_KEYS = ("password", "passwd", "passphrase", "pwd", "secret", "token", "credential")
 _NAME_CHARS = string.ascii_letters + string.digits + "_-.çğıöşüÇĞİÖŞÜ"
 _EMAIL = Lazy(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
 _ATTRIBUTE = Lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # settings.SECRET_KEY, self.token
 _DIGIT_OR_SYMBOL = Lazy(r"[0-9!@#$%^&*+=?~|]")
 
 # Long runs of token characters; checked for entropy below.
-_CANDIDATE = Lazy(r"[A-Za-z0-9+/=_\-]{32,}")
+_CANDIDATE = Lazy(r"[A-Za-z0-9+/=_\-~]{32,}")  # `~`: Azure AD secrets and some session tokens hold it
 _SEGMENT = Lazy(r"[^/]{32,}")
 ENTROPY_BITS = 4.3  # per character; hex (git shas, hashes) tops out at 4.0, English words far lower
 # camelCase identifiers (getUserProfileById2Fa...) have three character classes and high entropy too,
@@ -81,7 +89,7 @@ GENERIC = "long high-entropy string"
 # Cryptography_HAS_TLSv1_3): most of their parts are words, acronyms, short, or hex (a sha in a URL). Of
 # ~128,000 random base64 and as many base64url strings of 32-64 characters that pass the rules above and have
 # two or more separator runs, 3 and 2 reached a share of 0.6.
-_SEPARATORS = Lazy(r"[/_\-+]+")
+_SEPARATORS = Lazy(r"[/_\-+~]+")
 _WORD_PART = Lazy(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]{1,4}|[0-9a-f]{7,}")
 SEPARATED_WORD_SHARE = 0.6
 # Content addresses and embedded media: sha512-… (npm, SRI), h1:… (go.sum), the start of a PNG or SSH public key.
@@ -243,34 +251,72 @@ def _literal_after_equals(value: str, name: str, text: str, end: int) -> bool:
     return len(value) >= 6 and not value.replace("_", "").isalpha()
 
 
+class _Value(NamedTuple):
+    start: int
+    end: int
+    text: str
+    quoted: bool  # in quotes, closed or not
+
+
+def _value_of(m: re.Match, text: str) -> _Value:
+    """The assigned value, in `text`'s own case; a bare one without the punctuation that ends a sentence."""
+    group = next(g for g in ("quoted", "open", "bare") if m[g] is not None)
+    start, end = m.span(group)
+    value = text[start:end] if group != "bare" else text[start:end].rstrip(".,:;!?*_")
+    return _Value(start, start + len(value), value, group != "bare")
+
+
+def _key_start(m: re.Match) -> int | None:
+    """Where the key starts; `key` and `anahtar` count only after a qualifier (api_key, gizli anahtar)."""
+    if not m["key"].startswith(("key", "anahtar")):
+        return m.start()
+    qualifier = _KEY_QUALIFIER.search(m.string, max(0, m.start() - 12), m.start())
+    return qualifier.start() if qualifier else None
+
+
+def _inside_word(text: str, key_start: int, key: str) -> bool:
+    """compass, bypass, 1Password: the key word is part of another word. dbPassword (camelCase), PGPASSWORD,
+    dbpassword and jwtsecret end in one: they name a credential."""
+    before = text[key_start - 1:key_start]
+    if not before.isalnum():
+        return False
+    camel_case = before.islower() and key[0].isupper()
+    ends_a_name = key.lower().startswith(_SUFFIX_KEYS) and not before.isdigit()
+    return not (camel_case or ends_a_name)
+
+
+def _name_before(text: str, start: int) -> str:
+    """The name characters right before `start` (at most 64): `DB_` of `DB_PASSWORD`."""
+    window = text[max(0, start - 64):start]
+    return window[len(window.rstrip(_NAME_CHARS)):]
+
+
 def _assigned(m: re.Match, text: str) -> tuple[int, int, str] | None:
     """(start, end, verdict) of the value when this `key = value` (matched on lowercased text) assigns a credential."""
-    sep, quoted = m["sep"], m["quoted"] is not None
-    start, end = m.span("quoted" if quoted else "bare")
-    value = text[start:end] if quoted else text[start:end].rstrip(".,:;!?*_")
-    end = start + len(value)
-    strong = "=" in sep or quoted and ":" in sep
-    if not strong and (not _password_like(value) or not sep.strip(" \t") and not m["key"].startswith(_NOUN_KEYS)):
-        return None  # prose; and only `password X`, `şifre X`, `parola X` read without a separator
-    key_start = m.start()
-    if m["key"].startswith(("key", "anahtar")):
-        qualifier = _KEY_QUALIFIER.search(m.string, max(0, key_start - 12), key_start)
-        if not qualifier:
-            return None
-        key_start = qualifier.start()
-    key, before = text[key_start:m.end("key")], text[key_start - 1:key_start]
-    if before.isalnum() and not (before.islower() and key[0].isupper()):
-        return None  # inside a word: compass, 1Password; dbPassword is a camelCase name
-    prefix = text[max(0, key_start - 64):key_start]
-    name = prefix[len(prefix.rstrip(_NAME_CHARS)):] + key
-    if strong and quoted:
-        literal = " " not in value and len(value) >= 6 and not value.isalpha()
-    else:
-        literal = not strong or _literal_after_equals(value, name, text, end)
-    # publicKeyToken, public_key: published on purpose
-    if not literal or "public" in name.lower() or _names_another(value) or is_placeholder(value, key):
+    value, sep = _value_of(m, text), m["sep"]
+    strong = "=" in sep or (value.quoted and ":" in sep)
+    if not strong:
+        if not _password_like(value.text):
+            return None  # prose: `password: stored in the vault`
+        if not sep.strip(" \t") and not m["key"].startswith(_NOUN_KEYS):
+            return None  # only `password X`, `şifre X`, `parola X` read without a separator
+    key_start = _key_start(m)
+    if key_start is None:
         return None
-    return start, end, "example" if is_example(value) else "secret"
+    key = text[key_start:m.end("key")]
+    if _inside_word(text, key_start, key):
+        return None
+    name = _name_before(text, key_start) + key
+    if strong and value.quoted:
+        literal = " " not in value.text and len(value.text) >= 6 and not value.text.isalpha()
+    elif strong:
+        literal = _literal_after_equals(value.text, name, text, value.end)
+    else:
+        literal = True  # password-like, checked above
+    # publicKeyToken, public_key: published on purpose
+    if not literal or "public" in name.lower() or _names_another(value.text) or is_placeholder(value.text, key):
+        return None
+    return value.start, value.end, "example" if is_example(value.text) else "secret"
 
 
 def _assignments(text: str, taken: _Spans):
@@ -339,6 +385,7 @@ def _hits(text: str, present: set[str]) -> list[tuple[str, int, int, str]]:
     hits = list(_pattern_hits(text, present))
     hits += [("private key", s, e, "secret") for private, s, e in _pem_blocks(text) if private]
     hits += _twilio(text)
+    hits += [tuple(hit) for hit in typed.find(text)]
     hits += _assignments(text, _Spans(h[1:3] for h in hits))
     hits += _high_entropy(text, _Spans(h[1:3] for h in hits))
     taken = _Spans(h[1:3] for h in hits)

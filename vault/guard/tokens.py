@@ -27,7 +27,8 @@ class Lazy:
         return getattr(self.compiled, name)
 
 
-START = r"(?<![A-Za-z0-9_\-])"  # not inside a longer run of token characters
+# Not inside a longer run of token characters; but right after a percent-escape (`?token%3Dghp_…`) it starts one.
+START = r"(?:(?<![A-Za-z0-9_\-])|(?<=%[0-9A-Fa-f]{2}))"
 END = r"(?![A-Za-z0-9_\-])"
 
 
@@ -91,7 +92,7 @@ _GITLAB_KINDS = ("pat", "dt", "rt", "ptt", "ft", "imt", "oas", "cbt", "soat", "a
 # than the regex, which must start with a lookbehind and so cannot skip ahead to a literal prefix.
 PATTERNS = [
     ("AWS access key id", ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "APKA", "ABIA", "ACCA"),
-     Lazy(r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|APKA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
+     Lazy(r"(?:(?<![A-Za-z0-9])|(?<=%[0-9A-Fa-f]{2}))(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|APKA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
      _verdict),
     ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      token_pattern(r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,}"), _verdict),
@@ -106,6 +107,9 @@ PATTERNS = [
     ("Anthropic API key", ("sk-ant-",), token_pattern(r"sk-ant-[A-Za-z0-9_\-]{20,}"), _verdict),
     ("OpenAI API key", ("sk-",), token_pattern(r"sk-(?!ant-)[A-Za-z0-9_\-]{20,}"), _mixed),
     ("Google API key", ("AIza",), token_pattern(r"AIza[A-Za-z0-9_\-]{35}" + END), _verdict),
+    # Azure AD (Entra) client secrets: three characters, a digit, `Q~`, then 31-34 more.
+    ("Azure AD client secret", ("Q~",),
+     Lazy(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"), _verdict),
     ("Google OAuth secret", ("GOCSPX-", "ya29."), token_pattern(r"GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[A-Za-z0-9_\-]{20,}"),
      _verdict),
     ("Stripe secret key", ("k_live_", "k_test_", "whsec_"),

@@ -352,7 +352,10 @@ class Vault(HandEdits):
     def _new_id(wanted: str | None, title: str, taken) -> str:
         """The id asked for, if valid and free; else one made from the title."""
         if not wanted:
-            return unique_id(slugify(title), taken)
+            from hafiza.vault.guard import secrets
+
+            # From the masked title: the id is the file name and the commit subject (issue 29).
+            return unique_id(slugify(secrets.mask(title)), taken)
         if not is_valid_id(wanted):
             raise HafizaError(f"id {wanted!r} is not valid: use lowercase letters, digits and -", field="id")
         if wanted in taken:

@@ -1,0 +1,127 @@
+"""Every way text reaches a vault's git, as one shape: `write(vault, texts)` tries each text on a fresh try and
+says, per text, whether the guard refused it. tests/test_secret_paths.py and bench/secret_guard.py drive the
+secrets corpora through all of them; what reached git is then read back from `git log -p`.
+
+The paths (issue 29, item 1): remember and update (what the CLI's `remember`, `update` and the web page
+call), edit (a person's whole-file edit), import, the MCP `remember` and `update` tools through the real SDK
+client, a hand edit picked up as "record manual edits", an episode's lesson, a fact's value, and capture
+(a statement said in a session, filed and auto-accepted).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+
+import anyio
+from mcp import Client
+from mcp_types import Implementation
+
+from hafiza.hooks.mcp import create_server
+from hafiza.skills import capture
+from hafiza.skills.transcripts import Turn
+from hafiza.vault import episodes
+from hafiza.vault.errors import HafizaError, SecretRefused
+from hafiza.vault.format import model
+
+
+def history(root) -> str:
+    return subprocess.run(["git", "-C", str(root), "log", "-p", "--all", "--format=%B"], capture_output=True,
+                          text=True, errors="replace", check=True).stdout
+
+
+def _each(vault, texts, write) -> list[bool]:
+    refused = []
+    for text in texts:
+        try:
+            write(vault, text)
+        except SecretRefused:
+            refused.append(True)
+        else:
+            refused.append(False)
+    return refused
+
+
+def _target(vault) -> str:
+    """An ordinary memory to update or edit."""
+    if not vault.path_of("target").exists():
+        vault.remember("Staging runs on port 8080.", id="target")
+    return "target"
+
+
+def remember(vault, texts):
+    return _each(vault, texts, lambda v, text: v.remember(text))
+
+
+def update(vault, texts):
+    return _each(vault, texts, lambda v, text: v.update(_target(v), text))
+
+
+def edit(vault, texts):
+    def write(v, text):
+        memory = v.get(_target(v))
+        v.rewrite(memory.id, model.dump(memory.evolve(body=text)))
+    return _each(vault, texts, write)
+
+
+def import_(vault, texts):
+    return _each(vault, texts, lambda v, text: v.import_many(
+        [{"text": "A note from the old wiki.", "title": "Wiki note", "source": "wiki"}, {"text": text}],
+        source="import:corpus.jsonl"))
+
+
+def write_by_hand(vault, text) -> None:
+    """A file written by hand, then any write: it is recorded as "record manual edits" first."""
+    path = vault.memories_dir / "hand-written.md"
+    path.write_text(f"---\nid: hand-written\ntitle: Written by hand\n---\n{text}\n", encoding="utf-8")
+    try:
+        vault.remember("A memory written after a hand edit.")
+    finally:
+        path.unlink(missing_ok=True)  # refused: the person removes it, as the error asks
+
+
+def hand_edit(vault, texts):
+    return _each(vault, texts, write_by_hand)
+
+
+def episode(vault, texts):
+    return _each(vault, texts, lambda v, text: episodes.record(v, "Rotate the staging credentials", "success",
+                                                               "Rotated them.", lesson=text))
+
+
+def fact(vault, texts):
+    # A value stands on one line: a config file's lines joined, as a person pasting it into one would.
+    return _each(vault, texts, lambda v, text: v.set_fact("staging", "note", " ; ".join(text.splitlines())[:300]))
+
+
+def capture_(vault, texts):
+    refused = []
+    for i, text in enumerate(texts):
+        turn = Turn(f"k{i}", "claude-code", f"s-{i}", "webshop", "user", "2026-12-07T10:00:00.000Z", i,
+                    f"Remember this: {text}")
+        report = capture.file(vault, [turn], auto=True, now=dt.datetime(2026, 12, 7, 10, 0, i % 60))
+        refused.append(report.skipped > 0 and not report.accepted)
+    return refused
+
+
+def _mcp(tool: str):
+    def write(vault, texts):
+        async def main():
+            out = []
+            async with Client(create_server(vault.root), client_info=Implementation(name="agent", version="1")) as c:
+                if tool == "update":
+                    _target(vault)
+                for text in texts:
+                    args = {"text": text} if tool == "remember" else {"id": "target", "text": text}
+                    result = await c.call_tool(tool, args)
+                    message = result.content[0].text if result.content else ""
+                    if result.is_error and "secret" not in message:
+                        raise HafizaError(f"MCP {tool}: {message}")
+                    out.append(result.is_error)
+            return out
+        return anyio.run(main)
+    return write
+
+
+PATHS = {"remember": remember, "update": update, "edit": edit, "import": import_, "mcp remember": _mcp("remember"),
+         "mcp update": _mcp("update"), "hand edit": hand_edit, "episode": episode, "fact": fact, "capture": capture_}
