@@ -47,10 +47,11 @@ def doctor(ctx, as_json):
     memories without aliases, Claude Code's MEMORY.md load cliff, installed clients, memories labelled
     unverified, proposals waiting for review, what merges from other machines left (an unfinished merge,
     conflict markers, memories holding two texts)."""
+    from hafiza.hooks.claude import check_memory
     from hafiza.hooks.install import check_clients
     from hafiza.indexer.doctor import run_checks
 
-    checks = run_checks(open_vault(ctx), ctx.settings, clients=check_clients)
+    checks = run_checks(open_vault(ctx), ctx.settings, adapters=(check_memory, check_clients))
     if as_json:
         emit([c.__dict__ for c in checks])
     else:

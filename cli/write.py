@@ -224,7 +224,7 @@ def undo(ctx, commit, redo):
 
 
 def _import_claude_code(vault, project, scope, as_json) -> None:
-    from hafiza.vault.claude import find_dirs, import_into
+    from hafiza.hooks.claude import find_dirs, import_into
 
     dirs = find_dirs(project)
     if not dirs:

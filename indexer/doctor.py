@@ -16,14 +16,14 @@ class Check:
     details: list[str] = field(default_factory=list)
 
 
-def run_checks(vault, settings, clients=None) -> list[Check]:
+def run_checks(vault, settings, adapters=()) -> list[Check]:
     """Every check; `settings` (hafiza.indexer.config) names the embedder whose vectors are checked, and
-    `clients(vault)` (hooks/install.check_clients) checks the installed clients' hooks."""
+    `adapters` are the agent adapters' checks (hooks/: Claude Code's MEMORY.md cliff, the installed clients'
+    hooks), each a function of the vault that returns a Check."""
     checks = [check(vault) for check in (check_files, check_index)]
     checks.append(check_vectors(vault, settings))
-    extra = (clients,) if clients else ()
     return checks + [check(vault) for check in (check_lock, check_git, check_interrupted, check_links, check_private,
-                                                check_usage, check_aliases, check_claude_memory, *extra,
+                                                check_usage, check_aliases, *adapters,
                                                 check_labels, check_review, check_sync)]
 
 
@@ -206,31 +206,6 @@ def check_usage(vault) -> Check:
     waiting = usage.unfolded(vault.sidecar)
     return Check("usage", "ok", f"{waiting.shown} impressions and {waiting.used} uses waiting to be folded")
 
-
-def check_claude_memory(vault) -> Check:
-    """Claude Code loads only the first 200 lines / 25,000 bytes of each MEMORY.md; say what it drops."""
-    from hafiza.vault.claude import MAX_BYTES, MAX_LINES, cliff, memory_dirs
-
-    dirs = memory_dirs()
-    if not dirs:
-        return Check("claude-code memory", "ok", "no Claude Code MEMORY.md found")
-    details, over = [], 0
-    for memory_dir in dirs:
-        try:
-            found = cliff(memory_dir / "MEMORY.md")
-        except OSError as exc:
-            details.append(f"{memory_dir / 'MEMORY.md'}: not read ({getattr(exc, 'reason', None) or exc})")
-            continue
-        details.append(f"{found.path}: {found.lines} lines, {found.bytes} bytes "
-                       f"(limit {MAX_LINES} lines / {MAX_BYTES} bytes)")
-        if found.over:
-            over += 1
-            details.append(f"  never loaded ({len(found.dropped)} lines):")
-            details += [f"    {number}: {text[:100]}" for number, text in found.dropped]
-    if over:
-        return Check("claude-code memory", "warn", f"{over} MEMORY.md file(s) are past Claude Code's load limit; "
-                     "`hafiza import claude-code` keeps every line", details)
-    return Check("claude-code memory", "ok", f"{len(dirs)} MEMORY.md file(s) within the load limit", details)
 
 
 def check_sync(vault) -> Check:

@@ -1,4 +1,5 @@
-"""Claude Code's auto-memory: where its MEMORY.md load limit drops lines, and importing it.
+"""Claude Code's auto-memory: where its MEMORY.md load limit drops lines (`hafiza doctor`), and importing it
+(`hafiza import claude-code`). An agent adapter: it reads Claude Code's own files, outside the vault.
 
 Claude Code loads only the first 200 lines or 25,000 bytes of
 ~/.claude/projects/<project>/memory/MEMORY.md, whichever comes first, and the
@@ -14,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import HafizaError
+from hafiza.vault.errors import HafizaError
 
 MAX_LINES = 200
 MAX_BYTES = 25_000
@@ -46,7 +47,7 @@ def memory_dirs(home: Path | None = None) -> list[Path]:
 
 def cliff(path: Path) -> Cliff:
     """Which lines of a MEMORY.md Claude Code never loads."""
-    from .files import read_regular
+    from hafiza.vault.files import read_regular
 
     data = read_regular(path, limit=64 << 20)
     lines = data.splitlines(keepends=True)
@@ -62,7 +63,7 @@ def cliff(path: Path) -> Cliff:
 
 def project_name(memory_dir: Path) -> str | None:
     """The project's folder name, read from a session transcript's `cwd` beside the memory folder."""
-    from .files import is_regular
+    from hafiza.vault.files import is_regular
 
     for transcript in sorted(memory_dir.parent.glob("*.jsonl"))[:5]:
         if not is_regular(transcript):  # a pipe would block, a link could lead anywhere
@@ -104,8 +105,8 @@ def items(memory_dir: Path, scope: str | None = None) -> list[dict]:
     """
     import yaml
 
-    from .files import read_regular, read_text
-    from .format.model import split
+    from hafiza.vault.files import read_regular, read_text
+    from hafiza.vault.format.model import split
 
     slug = memory_dir.parent.name
     found = []
@@ -175,3 +176,29 @@ def find_dirs(project: str | None, home: Path | None = None) -> list[Path]:
     slug = re.sub(r"[^A-Za-z0-9]", "-", str(Path(project).expanduser().resolve())) if "/" in project else project
     chosen = [d for d in dirs if d.parent.name in (slug, project)]
     return chosen
+
+
+def check_memory(vault):
+    """Claude Code loads only the first 200 lines / 25,000 bytes of each MEMORY.md; say what it drops."""
+    from hafiza.indexer.doctor import Check
+
+    dirs = memory_dirs()
+    if not dirs:
+        return Check("claude-code memory", "ok", "no Claude Code MEMORY.md found")
+    details, over = [], 0
+    for memory_dir in dirs:
+        try:
+            found = cliff(memory_dir / "MEMORY.md")
+        except OSError as exc:
+            details.append(f"{memory_dir / 'MEMORY.md'}: not read ({getattr(exc, 'reason', None) or exc})")
+            continue
+        details.append(f"{found.path}: {found.lines} lines, {found.bytes} bytes "
+                       f"(limit {MAX_LINES} lines / {MAX_BYTES} bytes)")
+        if found.over:
+            over += 1
+            details.append(f"  never loaded ({len(found.dropped)} lines):")
+            details += [f"    {number}: {text[:100]}" for number, text in found.dropped]
+    if over:
+        return Check("claude-code memory", "warn", f"{over} MEMORY.md file(s) are past Claude Code's load limit; "
+                     "`hafiza import claude-code` keeps every line", details)
+    return Check("claude-code memory", "ok", f"{len(dirs)} MEMORY.md file(s) within the load limit", details)
