@@ -22,16 +22,27 @@ def read_source(source: Path) -> tuple[list[dict], list[str]]:
 
 
 def read_jsonl(path: Path) -> tuple[list[dict], list[str]]:
+    """Items of a JSONL file, and a line per line that is not one: not UTF-8, not JSON, nested too deeply to
+    read (each a line of its own, never a traceback: issue 29, item 6)."""
     items, problems = [], []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            where = f"{path.name}:{n}"
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")  # a BOM on the first line is no error
+            except UnicodeDecodeError as exc:
+                problems.append(f"{where}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                                "save the file as UTF-8")
+                continue
             if not line.strip():
                 continue
-            where = f"{path.name}:{n}"
             try:
                 data = json.loads(line)
             except ValueError as exc:
                 problems.append(f"{where}: not JSON ({exc.msg})")
+                continue
+            except RecursionError:
+                problems.append(f"{where}: a value nested too deeply to read")
                 continue
             if not isinstance(data, dict) or not str(data.get("text") or "").strip():
                 problems.append(f"{where}: expected an object with a non-empty \"text\"")

@@ -87,7 +87,11 @@ def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
     if as_json:
         emit({"imported" if not dry_run else "would_import": [m.id for m in memories], "skipped": problems})
         return
+    from hafiza.vault.store.vault import ALREADY
+
+    present = sum(ALREADY in problem for problem in problems)
     print(f"{'would import' if dry_run else 'imported'} {len(memories)} memories from {source}"
+          + (f"; skipped {present} already in the vault" if present else "")
           + ("; nothing was written" if dry_run else ""))
     for problem in problems:
         err(f"skipped: {problem}")

@@ -386,6 +386,36 @@ def test_skip_invalid_imports_the_rest_and_lists_the_others(vault, tmp_path):
     assert vault.get("pnpm").body == "existing"
 
 
+@pytest.mark.parametrize("line, reason", [
+    (b'{"text": "deep", "tags": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "memories.jsonl:2: a value nested too "
+     "deeply to read"),
+    ('{"text": "Müşteri İzmir\'de."}'.encode("cp1254"), "memories.jsonl:2: not UTF-8 (byte 0xfc at column 12)"),
+])
+def test_an_unreadable_line_is_one_line_with_its_number_not_a_traceback(vault, tmp_path, line, reason):
+    """Issue 29, item 6: both showed a Python traceback."""
+    source = tmp_path / "memories.jsonl"
+    source.write_bytes(b'{"text": "good one"}\n' + line + b'\n{"text": "good too"}\n')
+    proc = run_cli("import", str(source), check=False)
+    assert proc.returncode == 1 and reason in error_line(proc) and "Traceback" not in proc.stderr
+    out = run_cli("import", str(source), "--skip-invalid")
+    assert out.stdout.strip() == f"imported 2 memories from {source}" and reason in out.stderr
+
+
+def test_importing_a_file_whose_items_carry_ids_again_skips_them_and_says_how_many(vault, tmp_path):
+    """Issue 29, item 6: the second import failed on the first id ("already taken")."""
+    rows = [{"text": "We use pnpm.", "id": "pnpm"}, {"text": "Deploy only from main.", "id": "deploy", "scope": "project:shop"}]
+    source = write_jsonl(tmp_path / "memories.jsonl", rows)
+    run_cli("import", str(source))
+    head = git_subjects(vault.root)
+    write_jsonl(source, [*rows, {"text": "Tests run with pytest.", "id": "pytest"}])
+    out = run_cli("import", str(source))
+    assert out.stdout.strip() == f"imported 1 memories from {source}; skipped 2 already in the vault"
+    assert out.stderr.splitlines() == [
+        "skipped: item memories.jsonl:1: already in the vault as pnpm (same id, text and scope)",
+        "skipped: item memories.jsonl:2: already in the vault as deploy (same id, text and scope)"]
+    assert git_subjects(vault.root) == ["hafiza: import 1 memories", *head]
+
+
 def test_import_a_markdown_folder_is_one_commit(vault, tmp_path):
     notes = tmp_path / "notes"
     (notes / "sub").mkdir(parents=True)

@@ -21,6 +21,7 @@ from hafiza.vault.format.paths import MEMORIES, SIDECAR, WRITE_LOCK, check_sidec
 FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is this old
 UNDO_HORIZON = 500  # commits `undo` looks back through for the latest change not yet undone
 PACK_AFTER = 1_000  # files an import writes before it has git pack their objects, in the background
+ALREADY = "already in the vault"  # an import item skipped because it is; the CLI counts them by it
 
 
 def reader(root: Path) -> "Vault":
@@ -566,6 +567,9 @@ class Vault(HandEdits):
         held = {_content_key(m): m.id for m in self.load_all()[0]}  # what a second import of a file finds
         touched: dict[str, Memory] = {}
         for n, item in enumerate(items, 1):
+            if self._holds(item, source, taken):
+                present.append(f"item {item.get('_where', n)}: {ALREADY} as {item['id']} (same id, text and scope)")
+                continue
             try:
                 memory = self._import_item(item, source, taken)
                 olds = [touched.get(o) or self._superseded(o, memory.id) for o in memory.supersedes]
@@ -578,7 +582,7 @@ class Vault(HandEdits):
                 problems.append(problem)
                 continue
             if _content_key(memory) in held:
-                present.append(f"item {item.get('_where', n)}: already in the vault as "
+                present.append(f"item {item.get('_where', n)}: {ALREADY} as "
                                f"{held[_content_key(memory)]} (same text and scope)")
                 continue
             taken.add(memory.id)
@@ -587,6 +591,18 @@ class Vault(HandEdits):
             for old in olds:
                 touched[old.id] = old.evolve(status="superseded", superseded_by=memory.id)
         return memories, touched, problems + present
+
+    def _holds(self, item: dict, source: str, taken) -> bool:
+        """Whether the vault holds this item under its own id, with the same text and scope: importing a file
+        whose items carry ids a second time skips them (issue 29, item 6). The same id with other text is
+        still refused as taken."""
+        if not (isinstance(item.get("id"), str) and taken.held(item["id"])):
+            return False
+        try:
+            held, given = self.get(item["id"]), self._import_item({**item, "id": None}, source, taken)
+        except HafizaError:
+            return False  # the item's own error is reported where it is imported
+        return _content_key(held) == _content_key(given)
 
     def _import_item(self, item: dict, source: str, taken: set) -> Memory:
         memory = self.new_memory(
@@ -707,3 +723,7 @@ class Taken:
 
     def add(self, memory_id: str) -> None:
         self.added.add(memory_id)
+
+    def held(self, memory_id: str) -> bool:
+        """In use by the vault, not by an id this plan took."""
+        return memory_id not in self.added and memory_id in self
