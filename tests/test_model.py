@@ -46,8 +46,9 @@ def test_a_single_tag_string_becomes_a_list():
     assert memory.aliases == ["canlıya çıkmak"]
 
 
-def test_numbers_in_tag_lists_become_strings():
-    assert model.parse(doc("id: a\ntags: [2026, ci]")).tags == ["2026", "ci"]
+def test_numbers_in_tag_lists_become_strings_obsidian_takes_as_tags():
+    """Obsidian takes no tag that is only digits (help.obsidian.md, Tags): `2026` is `_2026` (issue 32)."""
+    assert model.parse(doc("id: a\ntags: [2026, ci]")).tags == ["_2026", "ci"]
 
 
 def test_defaults_and_type_half_lives():

@@ -7,9 +7,13 @@ cache, and moves deleted notes to `.trash/`; its shared settings (`app.json`) ma
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import subprocess
+import sys
 
-from conftest import git, run_cli
+import obsidian_rules
+from conftest import git, project_repo, run_cli
 
 
 def obsidian_day(root) -> None:
@@ -81,3 +85,122 @@ def test_a_vault_of_an_earlier_version_stops_tracking_them_at_its_next_write(vau
     run_cli("remember", "The staging db listens on 5433.")
     assert ".obsidian/workspace.json" not in committed(vault.root)
     assert git(vault.root, "status", "--porcelain") == ""
+
+
+# ---- what Obsidian's Properties view, graph and tag pane make of the files (tests/obsidian_rules.py)
+
+def _meta(root, rel: str) -> dict:
+    return obsidian_rules.frontmatter((root / rel).read_text())[0]
+
+
+def test_a_day_in_a_vault_open_in_obsidian_leaves_notes_by_obsidians_rules(vault, tmp_path):
+    """remember, supersede, verify labelling a memory, facts, tags as people type them: every note's properties
+    are types the Properties view shows and edits, every link names one note, every tag is valid, a supersede
+    is a link both ways, and hafiza reads it all back as it wrote it."""
+    from hafiza.indexer.refresh import writable
+    from hafiza.skills import capture
+
+    app = project_repo(tmp_path / "app", {"infra/deploy.sh": "#!/bin/sh\n", "README.md": "app\n"})
+    obsidian_day(vault.root)
+    run_cli("remember", "Deploys run `infra/deploy.sh` from main.", "--id", "deploys", "--scope", "project:app",
+            "--tag", "#deploy", "--tag", "iki kelime", "--tag", "2026", "--alias", "canlıya çıkmak")
+    run_cli("remember", "The staging db listens on 5433.", "--id", "staging-db", "--tag", "db")
+    run_cli("remember", "The staging db listens on 5434 since the move.", "--id", "staging-db-new",
+            "--supersedes", "staging-db")
+    run_cli("remember", "Deploy from any branch.", "--id", "deploy-any")
+    run_cli("supersede", "deploy-any", "deploys")
+    run_cli("verify", "--extract", "--apply", "--project", f"app={app}")
+    git(app, "mv", "infra/deploy.sh", "deploy.sh")
+    git(app, "commit", "-qm", "move deploy.sh")
+    run_cli("verify", "--project", f"app={app}")
+    writer = writable(vault.root)
+    old = writer.remember("Acme A.Ş. is based in Ankara; invoices go there.", type="fact", title="Acme's office",
+                          created="2026-01-05")
+    writer.set_fact("Acme A.Ş.", "based in", "Ankara", since="2024-02")
+    writer.set_fact("Acme A.Ş.", "based in", "İzmir", since="2026-11-03")
+    capture.file(writer, [], auto=True)
+    capture.decide(writer, [1], accept=True)
+    obsidian_day(vault.root)
+    run_cli("used", "deploys")
+    run_cli("fold")
+
+    assert obsidian_rules.problems(vault.root) == []
+    deploys = _meta(vault.root, "memories/deploys.md")
+    assert deploys["claims"] == ["path infra/deploy.sh"]
+    assert deploys["verified"] == "failed" and deploys["verified_at"] == dt.date.today()
+    assert "infra/deploy.sh" in deploys["verified_note"] and deploys["verified_by"] == "verify"
+    assert all(obsidian_rules.property_type(v) in ("text", "list", "number", "date") for v in deploys.values())
+    assert deploys["tags"] == ["deploy", "iki-kelime", "_2026"] and deploys["aliases"] == ["canlıya çıkmak"]
+    assert deploys["supersedes"] == ["[[deploy-any]]"]
+    assert _meta(vault.root, "memories/deploy-any.md")["superseded_by"] == "[[deploys]]"
+    assert _meta(vault.root, "memories/staging-db.md")["superseded_by"] == "[[staging-db-new]]"
+    assert obsidian_rules.links(vault.root / "memories/staging-db-new.md") == ["staging-db"]
+    assert _meta(vault.root, f"memories/{old.id}.md")["superseded_by"] == "[[facts/acme-a-s#based-in]]"
+    # hafiza reads back what it wrote: ids, the fact's doc id, the label
+    assert vault.get("staging-db").superseded_by == "staging-db-new" and vault.get("deploys").supersedes == ["deploy-any"]
+    assert vault.get(old.id).superseded_by == "fact:acme-a-s/based-in"
+    assert vault.get("deploys").verified["status"] == "failed"
+    found = json.loads(run_cli("search", "canlıya çıkmak", "--project", "app", "--json").stdout)
+    assert found and found[0]["id"] == "deploys"  # an alias is still a phrase search finds
+    assert "workspace" not in ever_committed(vault.root)
+
+
+OLD_FORM = """---
+id: {id}
+type: rule
+title: {title}
+scope: project:app
+created: 2026-10-01
+updated: 2026-10-02
+tags: [deploy, 2026, '#ops']
+supersedes: [{supersedes}]
+{extra}status: active
+claims:
+  - {{probe: path, args: {{path: infra/deploy.sh}}, verified: {{status: failed, at: 2026-10-02, detail: gone}}}}
+  - {{probe: contains, args: {{path: README.md, text: make deploy}}}}
+verified: {{status: failed, at: 2026-10-02, by: verify, detail: infra/deploy.sh is gone, commit: abc1234def}}
+---
+{title}.
+"""
+
+
+def test_a_vault_written_before_reads_in_full_and_each_memory_migrates_at_its_next_write(vault):
+    """Nested `verified` and claims, plain ids and tags Obsidian refuses, as an earlier hafiza wrote them: read
+    as they were meant, and each memory rewritten in the new form by its own next write, no other."""
+    files = {
+        "old-deploy": OLD_FORM.format(id="old-deploy", title="Deploy from any branch", supersedes="", extra=""),
+        "deploy": OLD_FORM.format(id="deploy", title="Deploy from main", supersedes="old-deploy", extra=""),
+        "other": OLD_FORM.format(id="other", title="Deploy on Fridays", supersedes="", extra=""),
+    }
+    files["old-deploy"] = files["old-deploy"].replace("status: active\n", "status: superseded\nsuperseded_by: deploy\n")
+    for memory_id, text in files.items():
+        (vault.memories_dir / f"{memory_id}.md").write_text(text)
+    git(vault.root, "add", "-A")
+    git(vault.root, "commit", "-qm", "an earlier hafiza's files")
+    assert obsidian_rules.problems(vault.root)  # what Obsidian could not show
+
+    memory = vault.get("deploy")
+    assert memory.supersedes == ["old-deploy"] and vault.get("old-deploy").superseded_by == "deploy"
+    assert memory.tags == ["deploy", "_2026", "ops"]
+    assert memory.claims == [{"probe": "path", "args": {"path": "infra/deploy.sh"}},
+                             {"probe": "contains", "args": {"path": "README.md", "text": "make deploy"}}]
+    assert memory.verified == {"status": "failed", "at": dt.date(2026, 10, 2), "by": "verify",
+                               "detail": "infra/deploy.sh is gone", "commit": "abc1234def"}
+    hit = json.loads(run_cli("search", "deploy from main", "--project", "app", "--json").stdout)[0]
+    assert hit["verified"] == "failed" and hit["verified_note"].startswith("since 2026-10-02")  # labelled as before
+
+    run_cli("alias", "deploy", "canlıya çıkmak")
+    assert (vault.memories_dir / "other.md").read_text() == files["other"]  # no mass rewrite
+    assert (vault.memories_dir / "old-deploy.md").read_text() == files["old-deploy"]
+    migrated = _meta(vault.root, "memories/deploy.md")
+    assert migrated["supersedes"] == ["[[old-deploy]]"] and migrated["tags"] == ["deploy", "_2026", "ops"]
+    assert migrated["claims"] == ["path infra/deploy.sh", "contains README.md | make deploy"]
+    assert (migrated["verified"], migrated["verified_at"], migrated["verified_note"], migrated["verified_commit"]) == (
+        "failed", dt.date(2026, 10, 2), "infra/deploy.sh is gone", "abc1234def")
+    assert vault.get("deploy").verified == memory.verified and vault.get("deploy").claims == memory.claims
+
+    run_cli("supersede", "old-deploy", "deploy")  # said again: rewritten as it is
+    run_cli("alias", "other", "cuma")
+    assert obsidian_rules.problems(vault.root) == []
+    assert _meta(vault.root, "memories/old-deploy.md")["superseded_by"] == "[[deploy]]"
+

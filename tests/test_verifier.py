@@ -136,7 +136,7 @@ def test_a_run_labels_commits_once_and_undo_reverts_it(vault, app):
     assert report.commit and git_subjects(vault.root)[0] == "hafiza: verify 1 memories (1 failed)"
     memory = vault.get("deploy")
     assert memory.verified["status"] == "failed" and "renamed to ops/deploy.sh" in memory.verified["detail"]
-    assert [c["verified"]["status"] for c in memory.claims] == ["failed", "ok"]
+    assert [r.outcome.status for r in report.results] == ["failed", "ok"]
     assert memory.status == "active"  # labelled, never archived
     again = verify(vault, projects={"app": app})
     assert again.commit is None and not any(r.probed for r in again.results)  # incremental: nothing re-probed

@@ -507,7 +507,7 @@ def test_verify_through_the_cli_labels_every_hostile_claim_invalid(tmp_path, app
     report = json.loads(proc.stdout)
     assert proc.returncode == 0 and report["counts"] == {"invalid": len(claims)}
     memory = vault.get("hostile")
-    assert [c["verified"]["status"] for c in memory.claims] == ["invalid"] * len(claims)
+    assert [r["status"] for r in report["results"]] == ["invalid"] * len(claims)
     assert memory.verified["status"] == "unknown" and memory.verified["detail"] == f"{len(claims)} invalid"
     assert LEAK not in (vault.memories_dir / "hostile.md").read_text() and LEAK not in proc.stdout + proc.stderr
     _no_canary(tmp_path)
@@ -518,7 +518,7 @@ def test_a_host_name_that_cannot_be_encoded_does_not_stop_the_run(tmp_path, app,
     _write(vault, "idna", [_c("url", url="http://" + "a" * 64 + ".example/"), _c("path", path="README.md")])
     proc = run_cli("verify", "--network", "--json", "--project", f"app={app}", check=False)
     assert proc.returncode == 0, proc.stderr[-600:]
-    assert [c["verified"]["status"] for c in vault.get("idna").claims] == ["invalid", "ok"]
+    assert [r["status"] for r in json.loads(proc.stdout)["results"]] == ["invalid", "ok"]
 
 
 def test_a_claim_rewritten_after_a_run_is_probed_again(tmp_path, app, vault):
@@ -526,7 +526,7 @@ def test_a_claim_rewritten_after_a_run_is_probed_again(tmp_path, app, vault):
     run_cli("verify", "--project", f"app={app}")
     _write(vault, "swap", [_c("contains", path="../secret.txt", text="TOP-SECRET")])  # a sync brings this in
     run_cli("verify", "--project", f"app={app}")
-    assert vault.get("swap").claims[0]["verified"]["status"] == "invalid"
+    assert vault.get("swap").verified["detail"] == "1 invalid"
 
 
 def test_a_claim_rewritten_to_a_malformed_probe_does_not_stop_the_run(tmp_path, app, vault):
@@ -535,4 +535,4 @@ def test_a_claim_rewritten_to_a_malformed_probe_does_not_stop_the_run(tmp_path, 
     _write(vault, "swap", [{"probe": ["path"], "args": {"path": "README.md"}}])
     proc = run_cli("verify", "--project", f"app={app}", check=False)
     assert proc.returncode == 0, proc.stderr[-600:]
-    assert vault.get("swap").claims[0]["verified"]["status"] == "invalid"
+    assert vault.get("swap").verified["detail"] == "1 invalid"

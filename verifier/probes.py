@@ -369,7 +369,7 @@ REGISTRY: dict[str, Probe] = {p.name: p for p in (
 def check(claim, ctx: Context) -> Outcome:
     """The outcome of one claim as frontmatter holds it: {probe: NAME, args: {...}}."""
     if not isinstance(claim, dict) or not isinstance(claim.get("probe"), str):
-        return Outcome("invalid", "a claim is a mapping with a `probe` name and `args`")
+        return Outcome("invalid", "a claim is a line naming a probe and its arguments, such as `path scripts/seed.py`")
     probe = REGISTRY.get(claim["probe"])
     if probe is None:
         return Outcome("invalid", f"unknown probe {claim['probe'][:40]!r}; probes are {', '.join(REGISTRY)}")

@@ -1,14 +1,15 @@
 """A verify run: probe the claims memories make, write what changed into their frontmatter, one commit.
 
-Each claim keeps its own result (`verified:` inside the claim) and the memory
-a summary (`verified: {status, at, commit, detail}`): `failed` when any claim
-failed (recall labels it and ranks it lower; nothing is archived or deleted),
-`ok` when none failed and one held, else `unknown`. `at` is when the status
-began, so the label reads "unverified since <at>". A memory is rewritten
-only when an outcome changed; when each claim was last probed is kept in the
-sidecar (`.hafiza/verify.json`), which makes re-probing incremental: a claim
-is checked again once its interval has passed or the project's history
-touched its path since, or always with `force`.
+A memory gets a summary (`verified: failed`, with `verified_at`, `verified_by`,
+`verified_note` and `verified_commit` beside it: flat, as Obsidian's Properties
+view edits them, issue 32): `failed` when any claim failed (recall labels it
+and ranks it lower; nothing is archived or deleted), `ok` when none failed and
+one held, else `unknown`. `at` is when the status began, so the label reads
+"unverified since <at>". A memory is rewritten only when its summary changed.
+Each claim's own outcome, and when it was last probed, is kept in the sidecar
+(`.hafiza/verify.json`), which makes re-probing incremental: a claim is checked
+again once its interval has passed or the project's history touched its path
+since, or always with `force`.
 """
 
 from __future__ import annotations
@@ -158,20 +159,9 @@ def _fresh(claim, seen: dict | None, head: str | None, root: Path | None, now: d
 
 
 def _labelled(memory: Memory, outcomes: list[Outcome], today: dt.date, head: str | None) -> Memory | None:
-    """The memory with its claims' results and its summary, or None when nothing changed."""
-    claims = []
-    for claim, outcome in zip(memory.claims, outcomes):
-        if not isinstance(claim, dict):
-            claims.append(claim)
-            continue
-        before = claim.get("verified") if isinstance(claim.get("verified"), dict) else {}
-        same = before.get("status") == outcome.status and before.get("detail") == outcome.detail
-        result = before if same else {"status": outcome.status, "at": today, "detail": outcome.detail}
-        claims.append({**claim, "verified": result})
+    """The memory with its new summary, or None when the summary did not change."""
     summary = _summary(memory.verified, outcomes, today, head)
-    if claims == memory.claims and summary == memory.verified:
-        return None
-    return memory.evolve(claims=claims, verified=summary)
+    return None if summary == memory.verified else memory.evolve(verified=summary)
 
 
 def _summary(before, outcomes: list[Outcome], today: dt.date, head: str | None) -> dict | None:
@@ -205,8 +195,8 @@ def _commit(vault, updated: list[Memory], report: Report) -> str | None:
         fresh = []
         for m in updated:
             now = vault.get(m.id)
-            if _bare(now.claims) == _bare(m.claims):
-                fresh.append(now.evolve(claims=m.claims, verified=m.verified))
+            if now.claims == m.claims:
+                fresh.append(now.evolve(verified=m.verified))
         if not fresh:
             return None
         paths = [vault.write_file(m) for m in fresh]
@@ -214,11 +204,6 @@ def _commit(vault, updated: list[Memory], report: Report) -> str | None:
         reason = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + " claims"
         return vault.commit(paths, subject, "verify", reason,
                             trailers={"Hafiza-Memories": " ".join(m.id for m in updated)})
-
-
-def _bare(claims) -> list:
-    """Claims without their results: what a person wrote."""
-    return [{k: v for k, v in c.items() if k != "verified"} if isinstance(c, dict) else c for c in claims or []]
 
 
 def _load_state(sidecar: Path) -> dict:

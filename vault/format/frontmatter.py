@@ -1,8 +1,8 @@
 """A memory's frontmatter written, and read, without PyYAML where PyYAML would write it plainly.
 
 Importing PyYAML costs a write ~20 ms (its resolver compiles dozens of regular expressions), a large
-share of `hafiza remember`. Most frontmatter is flat: words, dates, counts, lists of words, one level of
-`{key: value}`, a title holding `: ` in single quotes. For such a mapping `emit` writes exactly the bytes
+share of `hafiza remember`. Most frontmatter is flat: words, dates, counts, lists of words and of links
+(`['[[id]]']`), one level of `{key: value}`, a title holding `: ` in single quotes. For such a mapping `emit` writes exactly the bytes
 `yaml.dump(..., Dumper=SafeDumper, sort_keys=False, allow_unicode=True, width=1000,
 default_flow_style=None)` writes (model.dump); for anything else (a value PyYAML would quote otherwise, a
 float, a nested list, a line near the width) it returns None and the caller asks PyYAML.
@@ -60,7 +60,7 @@ def emit(meta: dict) -> str | None:
 def read(header: str) -> dict | None:
     """The mapping a frontmatter header holds (the text between its `---` lines), as PyYAML's safe loader reads
     it, when every line is `key: value` in a form `emit` writes: plain words, whole numbers, dates, true,
-    false, null, and flow lists and flat mappings of those; or a single-quoted string. None when it holds
+    false, null, links (`'[[id]]'`), and flow lists and flat mappings of those; or a single-quoted string. None when it holds
     anything else."""
     lines = header.split("\n")
     if lines and not lines[0]:
@@ -105,6 +105,8 @@ def _read_value(text: str):
 
 def _read_scalar(text: str, flow: bool):
     """What PyYAML reads `text` as, for what `_scalar` writes; _UNREAD for anything else."""
+    if flow and len(text) > 4 and text[0] == text[-1] == "'":
+        return text[1:-1] if _link(text[1:-1]) else _UNREAD
     if text in _CONSTANTS:
         return _CONSTANTS[text]
     digits = text[1:] if text[:1] == "-" else text
@@ -139,7 +141,16 @@ def _scalar(value, flow: bool = True) -> str | None:
         return value.isoformat()
     if isinstance(value, str) and _plain(value, flow):
         return value
+    if isinstance(value, str) and _link(value):
+        return f"'{value}'"
     return None
+
+
+def _link(text: str) -> bool:
+    """A link as a memory writes one to another (`[[deploy-from-main]]`, vault/format/properties.py), which
+    PyYAML writes single-quoted for its leading `[`: nothing in it that would make PyYAML write it otherwise."""
+    return len(text) > 4 and text[:2] == "[[" and text[-2:] == "]]" and "'" not in text and text[2] != " " \
+        and text[-3] != " " and all(" " <= ch <= "~" or _printable(ch) for ch in text)
 
 
 def _single_quoted(text: str) -> str | None:

@@ -13,6 +13,7 @@ from hafiza.vault.files import NotRegularFile, read_regular, read_text
 from .ids import declared_id, is_valid_id  # noqa: F401  (declared_id re-exported)
 from .text import first_line  # noqa: F401  (re-exported: where titles come from)
 from .kinds import HALF_LIFE, STATUSES, TYPES  # noqa: F401  (re-exported: the format's vocabulary)
+from . import properties
 
 try:  # hashlib's blake2b itself, without hashlib importing OpenSSL's bindings (~5 ms of every write and search)
     from _blake2 import blake2b
@@ -25,7 +26,7 @@ SCOPE = re.compile(r"^(global|project:[\w.\-]+)$")
 KNOWN_KEYS = (
     "id", "type", "title", "scope", "created", "updated", "tags", "aliases",
     "supersedes", "superseded_by", "status", "half_life_days", "shown", "used",
-    "last_used", "claims", "verified", "source", "archived_reason",
+    "last_used", "claims", *properties.VERIFIED, "source", "archived_reason",
 )
 
 
@@ -143,6 +144,11 @@ def _optional_str(value) -> str | None:
     return None if value in (None, "") else str(value)
 
 
+def _reference(value) -> str | None:
+    text = _optional_str(value)
+    return properties.unlink(text) if text else None
+
+
 def from_metadata(meta: dict, body: str, *, path: Path | None = None) -> Memory:
     """Build a Memory from raw frontmatter, normalising and validating hafiza's keys."""
     default_id = path.stem if path else None
@@ -157,11 +163,11 @@ def from_metadata(meta: dict, body: str, *, path: Path | None = None) -> Memory:
     if half_life not in (None, "") and (isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or half_life <= 0):
         raise FieldError("half_life_days", f"expected a positive number, got {half_life!r}")
     claims = meta.get("claims") or []
-    verified = meta.get("verified")
     if not isinstance(claims, list):
         raise FieldError("claims", "expected a list")
-    if verified is not None and not isinstance(verified, dict):
-        raise FieldError("verified", "expected a mapping like {at: 2026-11-30, status: ok}")
+    verified = meta.get("verified")
+    if isinstance(verified, list):
+        raise FieldError("verified", "expected a status like failed (with verified_at, verified_note)")
     return Memory(
         id=mem_id,
         title=title.strip(),
@@ -170,17 +176,17 @@ def from_metadata(meta: dict, body: str, *, path: Path | None = None) -> Memory:
         scope=scope,
         created=as_date(meta.get("created"), "created") or dt.date.today(),
         updated=as_date(meta.get("updated"), "updated"),
-        tags=_str_list(meta.get("tags"), "tags"),
+        tags=properties.tags(_str_list(meta.get("tags"), "tags")),
         aliases=_str_list(meta.get("aliases"), "aliases"),
-        supersedes=_str_list(meta.get("supersedes"), "supersedes"),
-        superseded_by=_optional_str(meta.get("superseded_by")),
+        supersedes=list(dict.fromkeys(properties.unlink(v) for v in _str_list(meta.get("supersedes"), "supersedes"))),
+        superseded_by=_reference(meta.get("superseded_by")),
         status=_choice(meta.get("status"), "status", STATUSES, "active"),
         half_life_days=float(half_life) if half_life not in (None, "") else None,
         shown=_count(meta.get("shown"), "shown"),
         used=_count(meta.get("used"), "used"),
         last_used=as_date(meta.get("last_used"), "last_used"),
-        claims=claims,
-        verified=verified,
+        claims=[properties.claim_of(c) for c in claims],
+        verified=properties.verified_of(meta),
         source=_optional_str(meta.get("source")) or "manual",
         archived_reason=_optional_str(meta.get("archived_reason")),
         extra={k: v for k, v in meta.items() if k not in KNOWN_KEYS},
@@ -302,7 +308,8 @@ def read_note(path: Path) -> str:
 
 
 def to_metadata(memory: Memory) -> dict:
-    """hafiza's keys in canonical order (empty optional ones left out), then the user's."""
+    """hafiza's keys in canonical order (empty optional ones left out), then the user's: in the form Obsidian's
+    Properties view shows and edits (vault/format/properties.py)."""
     meta: dict[str, Any] = {
         "id": memory.id,
         "type": memory.type,
@@ -310,19 +317,19 @@ def to_metadata(memory: Memory) -> dict:
         "scope": memory.scope,
         "created": memory.created,
         "updated": memory.updated or memory.created,
-        "tags": list(memory.tags),
+        "tags": properties.tags(memory.tags),
     }
     optional = {
         "aliases": list(memory.aliases),
-        "supersedes": list(memory.supersedes),
-        "superseded_by": memory.superseded_by,
+        "supersedes": [properties.link(ref) for ref in memory.supersedes],
+        "superseded_by": properties.link(memory.superseded_by) if memory.superseded_by else None,
         "status": memory.status,
         "half_life_days": memory.half_life_days,
         "shown": memory.shown,
         "used": memory.used,
         "last_used": memory.last_used,
-        "claims": memory.claims,
-        "verified": memory.verified,
+        "claims": [properties.claim_line(c) for c in memory.claims],
+        **properties.flat_verified(memory.verified),
         "source": memory.source,
         "archived_reason": memory.archived_reason,
     }
