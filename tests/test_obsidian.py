@@ -12,8 +12,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import obsidian_rules
 from conftest import git, project_repo, run_cli
+from hafiza.vault.format import model
+from hafiza.vault.sync.merge import merge, reconcile
 
 
 def obsidian_day(root) -> None:
@@ -204,3 +208,28 @@ def test_a_vault_written_before_reads_in_full_and_each_memory_migrates_at_its_ne
     assert obsidian_rules.problems(vault.root) == []
     assert _meta(vault.root, "memories/old-deploy.md")["superseded_by"] == "[[deploy]]"
 
+
+@pytest.mark.parametrize("new_side", ["ours", "theirs"])
+def test_sync_merges_a_side_written_before_with_a_side_written_now(tmp_path, new_side):
+    """One machine still has the old form (and changed the tags and a count), the other rewrote the memory in
+    the new form (an alias, a later check): both changes kept, nothing twice, through `merge`, `reconcile` and
+    git's merge driver run as git runs it."""
+    base = OLD_FORM.format(id="deploy", title="Deploy from main", supersedes="old-deploy", extra="")
+    old = base.replace("tags: [deploy, 2026, '#ops']", "tags: [deploy, 2026, '#ops', prod]").replace(
+        "status: active\n", "shown: 4\nstatus: active\n").replace("detail: gone}", "detail: gone again}")
+    check = {"status": "ok", "at": dt.date(2026, 12, 1), "by": "verify", "detail": "2 ok"}
+    new = model.dump(model.parse(base).evolve(aliases=["canlıya çıkmak"], verified=check))
+    ours, theirs = (new, old) if new_side == "ours" else (old, new)
+    sides = [s.encode() for s in (base, ours, theirs)]
+    for name, text in zip(("base", "ours", "theirs"), sides):
+        (tmp_path / name).write_bytes(text)
+    proc = subprocess.run([sys.executable, "-m", "hafiza.vault.driver", *(str(tmp_path / n) for n in ("base", "ours", "theirs")),
+                           "memories/deploy.md"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for data in (merge("memories/deploy.md", *sides), reconcile("memories/deploy.md", *sides).data,
+                 (tmp_path / "ours").read_bytes()):
+        memory = model.parse(data.decode())
+        assert memory.supersedes == ["old-deploy"] and memory.tags == ["deploy", "_2026", "ops", "prod"]
+        assert memory.aliases == ["canlıya çıkmak"] and memory.shown == 4 and memory.verified == check
+        assert len(memory.claims) == 2 and all(isinstance(c, dict) for c in memory.claims)
+        assert "supersedes: ['[[old-deploy]]']" in data.decode() and "verified: ok\n" in data.decode()

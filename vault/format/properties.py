@@ -173,3 +173,26 @@ def tags(values) -> list[str]:
             out.append(found)
     return out
 
+
+# ---- a whole header
+
+def migrate(meta: dict) -> dict:
+    """A memory's raw frontmatter with hafiza's keys in the form written now, in their order, every other key
+    as it is. What a merge compares (vault/sync/merge.py): a side written before issue 32 and a side written
+    after agree on what neither changed, instead of `deploy` and `[[deploy]]` both being kept."""
+    out: dict = {}
+    for key, value in meta.items():
+        if key == "verified" and isinstance(value, dict):
+            out.update(flat_verified(value))
+            continue
+        if key == "supersedes" and isinstance(value, (list, str)):
+            value = [link(unlink(str(v))) for v in (value if isinstance(value, list) else [value])
+                     if v is not None and str(v).strip()]
+        elif key == "superseded_by" and isinstance(value, str) and value.strip():
+            value = link(unlink(value))
+        elif key == "claims" and isinstance(value, list):
+            value = [claim_line(claim_of(c)) for c in value]
+        elif key == "tags" and isinstance(value, (list, str)):
+            value = tags(str(v) for v in (value if isinstance(value, list) else [value]) if v is not None)
+        out[key] = value
+    return out

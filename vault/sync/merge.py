@@ -3,7 +3,7 @@
 A memory merges field by field against the common ancestor: a change made
 on one side only is taken; `id` and `created` never change; usage counters
 add both sides' increments (the larger alone would lose uses); dates take the
-later, and so does `verified` (the later check); lists merge as sets,
+later, and so does `verified` with its details (the later check); lists merge as sets,
 honouring a removal made on one side; a supersede or archive made on either
 side sticks unless the other side restored the memory since the ancestor.
 Bodies merge three-way by text (`git merge-file`). A fact note keeps every
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hafiza.vault.format import conflicts, model
+from hafiza.vault.format import conflicts, model, properties
 from hafiza.vault.errors import FrontmatterError
 from hafiza.vault.facts import is_fact_path
 
@@ -30,6 +30,7 @@ LATEST = ("last_used", "updated")
 SETS = ("tags", "aliases", "supersedes", "claims")
 FIXED = ("id", "created")
 STATUS = ("status", "superseded_by", "archived_reason")  # decided together, by one side
+VERIFIED = tuple(properties.VERIFIED)  # one check's status and details: decided together, by the later check
 # When both sides changed the status differently, the one that takes the memory further out of recall sticks.
 STICKS = {"active": 0, "archived": 1, "superseded": 2}
 
@@ -242,7 +243,8 @@ def _parse(data: bytes | None) -> tuple[dict, str]:
         raise Conflict(f"a side does not parse ({exc.__class__.__name__})") from None
     if meta is None:
         raise Conflict("a side has no frontmatter")
-    return meta, body
+    # Both sides, and their ancestor, in the form written now: one side may come from before issue 32.
+    return properties.migrate(meta), body
 
 
 def _memory(base: bytes | None, ours: bytes, theirs: bytes, strict: bool) -> Merged:
@@ -252,13 +254,15 @@ def _memory(base: bytes | None, ours: bytes, theirs: bytes, strict: bool) -> Mer
             raise Conflict("both sides created it with different texts")
         return _same_id(o_meta, o_body, t_meta, t_body)
     sides = (o_meta, t_meta)
-    keeper = _status_side(b_meta, o_meta, t_meta)
+    keeper, checked = _status_side(b_meta, o_meta, t_meta), _verified_side(b_meta, o_meta, t_meta)
     meta, lost = {}, []
     for key in dict.fromkeys([*o_meta, *t_meta]):  # ours' order, then keys only theirs has
         if key in FIXED and key in b_meta:
             value = b_meta[key]
         elif key in STATUS and keeper is not None:
             value = keeper.get(key)
+        elif key in VERIFIED and checked is not None:
+            value = checked.get(key)
         else:
             value = _field(key, b_meta.get(key), o_meta.get(key), t_meta.get(key), strict, sides, lost)
         if value is not None:
@@ -298,6 +302,19 @@ def _status_side(base: dict, ours: dict, theirs: dict) -> dict | None:
     return ours if STICKS.get(o, 0) >= STICKS.get(t, 0) else theirs
 
 
+def _verified_side(base: dict, ours: dict, theirs: dict) -> dict | None:
+    """The side whose verification (`verified` and its details) wins: the one that changed it, or where both
+    did, the later check; None when the two agree."""
+    o, t, b = ({k: d.get(k) for k in VERIFIED} for d in (ours, theirs, base))
+    if o == t:
+        return None
+    if t == b:
+        return ours
+    if o == b:
+        return theirs
+    return theirs if str(t["verified_at"] or "") > str(o["verified_at"] or "") else ours
+
+
 def _field(key: str, base, ours, theirs, strict: bool, sides: tuple[dict, dict], lost: list):
     if key in COUNTERS:  # before the equality test: both sides used it once (3 -> 4 each) is 5, not 4
         return max(0, _num(ours) + _num(theirs) - _num(base))
@@ -309,8 +326,6 @@ def _field(key: str, base, ours, theirs, strict: bool, sides: tuple[dict, dict],
         return max((v for v in (ours, theirs) if v is not None), key=str)
     if key in SETS:
         return _set(base or [], ours or [], theirs or [])
-    if key == "verified" and isinstance(ours, dict) and isinstance(theirs, dict):
-        return max(ours, theirs, key=lambda v: str(v.get("at") or ""))
     if strict:
         raise Conflict(f"both sides changed {key}")
     # The side edited later wins; on the same day ours, as our text stays the body where both changed it.
