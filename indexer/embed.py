@@ -39,6 +39,7 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from hafiza.vault.format.text import fold_text
+from hafiza.vault.files import sync_folder
 
 log = logging.getLogger(__name__)
 
@@ -294,7 +295,7 @@ def _write_snapshot(backend, cache_dir: Path, version: str, sources: dict) -> No
                     "state": state, "files": files}
         # the manifest goes last: a snapshot without it is never read
         _write_file(tmp / _MANIFEST, json.dumps(manifest, indent=1).encode(), {})
-        _fsync_dir(tmp)
+        sync_folder(tmp)
         _swap_in(tmp, cache_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -349,14 +350,6 @@ def _record(path: Path, files: dict, **extra) -> None:
         os.fsync(f.fileno())
         st = os.fstat(f.fileno())
     files[path.name] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **extra}
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _swap_in(tmp: Path, cache_dir: Path) -> None:

@@ -20,6 +20,9 @@ from hafiza.vault.offline.provider import (AnthropicProvider, Budget, BudgetSpen
 sys.path.insert(0, str(Path(__file__).parent))
 from model_server import Delay, ModelServer, Status  # noqa: E402
 
+from hafiza.vault.offline.answers import UnsupportedSchema, check_schema  # noqa: E402
+from hafiza.vault.offline.provider import MAX_REPLY, MAX_WAIT, retry_after  # noqa: E402
+
 SCHEMA = {"type": "object", "additionalProperties": False, "required": ["verdict", "confidence"],
           "properties": {"verdict": {"enum": ["keep", "stale", "merge"]},
                          "confidence": {"type": "number", "minimum": 0, "maximum": 1},
@@ -48,6 +51,44 @@ def test_a_value_that_fits_the_schema_has_no_problems():
 ])
 def test_each_problem_names_where_it_is(value, problem):
     assert validate(value, SCHEMA) == [problem]
+
+
+@pytest.mark.parametrize("schema, keyword", [
+    ({"type": "string", "pattern": "^[a-z]+$"}, "'pattern'"),
+    ({"type": "object", "properties": {"name": {"type": "string", "format": "email"}}}, "'format'"),
+    ({"oneOf": [{"type": "string"}, {"type": "null"}]}, "'oneOf'"),
+    ({"type": "array", "items": {"anyOf": [{"type": "string"}]}}, "'anyOf'"),
+    ({"type": "object", "additionalProperties": {"type": "string"}}, "additionalProperties must be true or false"),
+])
+def test_a_schema_the_checker_cannot_check_is_refused_not_half_checked(schema, keyword):
+    """Issue 29, item 8: `pattern`, `oneOf`... were accepted and not checked, so anything passed them."""
+    with pytest.raises(UnsupportedSchema, match=keyword):
+        validate("anything", schema)
+
+
+def test_an_unsupported_schema_is_refused_before_the_model_is_asked():
+    with ModelServer([GOOD]) as server:
+        with pytest.raises(UnsupportedSchema, match="'pattern'"):
+            openai(server).ask("q", {"type": "object", "properties": {"verdict": {"type": "string", "pattern": "x"}}})
+    assert server.requests == []
+
+
+def test_const_and_min_length_are_checked():
+    schema = {"type": "object", "properties": {"kind": {"const": "verdict"}, "why": {"type": "string", "minLength": 3},
+                                               "title": {"description": "an annotation only", "type": "string"}}}
+    assert validate({"kind": "verdict", "why": "old", "title": "x"}, schema) == []
+    assert validate({"kind": "other", "why": "no"}, schema) == ["$.kind: 'other' is not 'verdict'",
+                                                                "$.why: shorter than 3 characters"]
+    assert validate({"kind": 1}, {"properties": {"kind": {"const": True}}}) != []  # 1 == True in Python only
+
+
+def test_every_schema_the_code_sends_a_model_can_be_checked():
+    from hafiza.curator import aliases, conflicts
+    from hafiza.skills import drafts, implicit
+    from hafiza.verifier import extract
+
+    for schema in (aliases.SCHEMA, conflicts.VERDICT, drafts.PROSE, implicit.SCHEMA, extract.SCHEMA):
+        check_schema(schema)
 
 
 def test_types_lists_integers_and_min_items():
@@ -87,7 +128,7 @@ def test_an_answer_without_json_is_invalid(text):
 
 def openai(server, **kw):
     return OpenAIProvider(server.url + "/v1", "qwen2.5:7b", kw.pop("api_key", KEY), kw.pop("timeout", 5),
-                          backoff=0, **kw)
+                          backoff=kw.pop("backoff", 0), **kw)
 
 
 def test_openai_sends_the_prompt_system_and_model_and_reads_the_answer():
@@ -123,6 +164,46 @@ def test_a_server_that_keeps_failing_gives_up_after_the_retries():
         with pytest.raises(ProviderError, match=r"HTTP 503.*tried 3 times"):
             openai(server).ask("q", SCHEMA)
     assert len(server.requests) == 3
+
+
+def test_retry_after_is_honoured_with_jitter_and_a_long_one_is_not_waited_for():
+    """Issue 29, item 8: the client ignored Retry-After. The waits are noted, not slept: no timed test."""
+    waits = []
+    with ModelServer([Status(429, headers={"Retry-After": "7"}), Status(503), GOOD]) as server:
+        assert openai(server, sleep=waits.append, backoff=0.5).ask("q", SCHEMA).data == GOOD
+    assert len(waits) == 2 and 7 <= waits[0] <= 7 * 1.2 and 0.5 <= waits[1] <= 1.5  # the second try: 2 x 0.5 s
+    waits.clear()
+    with ModelServer([Status(429, headers={"Retry-After": str(int(MAX_WAIT) * 10)}), GOOD]) as server:
+        with pytest.raises(ProviderError, match=f"asks to wait {int(MAX_WAIT) * 10} s"):
+            openai(server, sleep=waits.append).ask("q", SCHEMA)
+    assert waits == [] and len(server.requests) == 1
+
+
+def test_the_backoff_is_spread_so_passes_started_together_do_not_retry_in_step():
+    waits = []
+    for _ in range(8):
+        with ModelServer([Status(500), GOOD]) as server:
+            openai(server, sleep=waits.append, backoff=1.0).ask("q", SCHEMA)
+    assert all(0.5 <= w <= 1.5 for w in waits) and len(set(waits)) > 1
+
+
+def test_retry_after_reads_seconds_and_http_dates():
+    assert retry_after("120") == 120.0
+    assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412480.0 - 30) == 30.0
+    assert retry_after("soon") is None and retry_after(None) is None and retry_after("-3") is None
+
+
+def test_a_reply_larger_than_the_cap_is_refused_without_reading_it_all():
+    """Issue 29, item 8: the client read a reply of any size into memory."""
+    with ModelServer(["x" * (MAX_REPLY + 10)]) as server:
+        with pytest.raises(ProviderError, match="answered more than"):
+            openai(server).ask("q", SCHEMA)
+
+
+def test_a_model_answer_nested_thousands_deep_is_invalid_not_a_crash():
+    with ModelServer(["[" * 100_000 + "]" * 100_000]) as server:
+        with pytest.raises(InvalidAnswer):
+            openai(server).ask("q", SCHEMA)
 
 
 def test_a_client_error_is_not_retried_and_never_shows_the_key():

@@ -3,6 +3,7 @@
 import datetime as dt
 import os
 import subprocess
+import shutil
 import sys
 import threading
 import time
@@ -61,6 +62,22 @@ def test_atomic_write_replaces_the_whole_file(tmp_path):
     atomic_write(path, "new\n")
     assert path.read_text() == "new\n"
     assert [p.name for p in folder.iterdir()] == ["m.md"]
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace shows the system calls")
+def test_atomic_write_syncs_the_folder_after_the_rename(tmp_path):
+    """Issue 29, item 8: the rename was not synced, so a power cut could bring the old file back."""
+    folder = tmp_path / "f"
+    folder.mkdir()
+    trace = tmp_path / "trace"
+    code = f"from pathlib import Path; from hafiza.vault.files import atomic_write; atomic_write(Path({str(folder / 'm.md')!r}), 'new')"
+    subprocess.run(["strace", "-f", "-e", "trace=openat,fsync,rename,renameat,renameat2", "-o", str(trace),
+                    sys.executable, "-c", code], check=True, capture_output=True)
+    calls = [line.split(None, 1)[1] for line in trace.read_text().splitlines() if " " in line]
+    renamed = next(i for i, call in enumerate(calls) if call.startswith("rename") and "m.md" in call)
+    opened = next(call for call in calls[renamed:] if call.startswith("openat") and f'"{folder}"' in call)
+    fd = opened.rsplit("=", 1)[1].strip()
+    assert any(call.startswith(f"fsync({fd})") for call in calls[renamed:])
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path):

@@ -119,12 +119,23 @@ def atomic_write(path: Path, data: str | bytes | Callable, fsync: bool = True,
             if fsync:
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
+        if fsync:
+            sync_folder(path.parent)  # the rename is in the folder: until it is on disk, a crash may undo it
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+
+
+def sync_folder(folder: Path) -> None:
+    """fsync a folder, so the names made or renamed in it survive a power cut (issue 29, item 8)."""
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def temp_owner(name: str) -> int | None:

@@ -1,7 +1,7 @@
 """What a model answered: the JSON in its text, checked against the schema the caller asked for.
 
 Hand-written: the `jsonschema` package pulls in attrs, referencing and rpds-py (a Rust extension) for
-the few keywords hafiza's prompts use.
+the few keywords hafiza's prompts use; a schema using any other keyword is refused (`check_schema`).
 """
 
 from __future__ import annotations
@@ -45,22 +45,61 @@ def _kind(value) -> str:
                 type(value).__name__)
 
 
+# What this checker implements, and the keywords that only annotate. A schema with any other keyword is refused
+# before a model is asked: `pattern`, `oneOf` or `format` accepted unchecked would let through what the caller
+# meant to refuse (issue 29, item 8).
+CHECKED = frozenset({"type", "enum", "const", "properties", "required", "additionalProperties", "items", "minItems",
+                     "maxItems", "minLength", "maxLength", "minimum", "maximum"})
+ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schema", "$comment"})
+
+
+class UnsupportedSchema(HafizaError):
+    """A schema asks for what this checker does not implement: a caller's mistake, found before any model call."""
+
+
+def check_schema(schema: Mapping, where: str = "$") -> None:
+    """Raise UnsupportedSchema naming the first keyword (or form) of `schema` this checker cannot check."""
+    if not isinstance(schema, Mapping):
+        raise UnsupportedSchema(f"schema {where}: expected an object, got {type(schema).__name__}")
+    unknown = sorted(set(schema) - CHECKED - ANNOTATIONS)
+    if unknown:
+        raise UnsupportedSchema(f"schema {where}: {', '.join(map(repr, unknown))} cannot be checked here; "
+                                f"use only {', '.join(sorted(CHECKED))}")
+    if not isinstance(schema.get("additionalProperties", False), bool):
+        raise UnsupportedSchema(f"schema {where}: additionalProperties must be true or false here")
+    for key, sub in (schema.get("properties") or {}).items():
+        check_schema(sub, f"{where}.{key}")
+    if "items" in schema:
+        check_schema(schema["items"], f"{where}[]")
+
+
 def validate(value, schema: Mapping, where: str = "$") -> list[str]:
-    """Problems with `value` against `schema` (empty: it is valid), each naming where it is."""
+    """Problems with `value` against `schema` (empty: it is valid), each naming where it is. A schema this
+    checker cannot check in full raises UnsupportedSchema."""
+    check_schema(schema, where)
+    return _problems(value, schema, where)
+
+
+def _problems(value, schema: Mapping, where: str) -> list[str]:
     kinds = schema.get("type")
     if kinds is not None:
         kinds = [kinds] if isinstance(kinds, str) else list(kinds)
         if not any(_is(value, k) for k in kinds):
             return [f"{where}: expected {' or '.join(kinds)}, got {_kind(value)}"]
     problems = []
-    if "enum" in schema and not any(_is(value, _kind(e)) and value == e for e in schema["enum"]):
+    if "enum" in schema and not any(_same(value, e) for e in schema["enum"]):
         problems.append(f"{where}: {value!r} is not one of {schema['enum']!r}")
+    if "const" in schema and not _same(value, schema["const"]):
+        problems.append(f"{where}: {value!r} is not {schema['const']!r}")
     if isinstance(value, dict):
         problems += _object_problems(value, schema, where)
     elif isinstance(value, list):
         problems += _array_problems(value, schema, where)
-    elif isinstance(value, str) and len(value) > schema.get("maxLength", len(value)):
-        problems.append(f"{where}: longer than {schema['maxLength']} characters")
+    elif isinstance(value, str):
+        if len(value) > schema.get("maxLength", len(value)):
+            problems.append(f"{where}: longer than {schema['maxLength']} characters")
+        if len(value) < schema.get("minLength", 0):
+            problems.append(f"{where}: shorter than {schema['minLength']} characters")
     elif _is(value, "number"):
         if value < schema.get("minimum", value):
             problems.append(f"{where}: {value} is below the minimum {schema['minimum']}")
@@ -69,12 +108,17 @@ def validate(value, schema: Mapping, where: str = "$") -> list[str]:
     return problems
 
 
+def _same(value, expected) -> bool:
+    """JSON equality: of the same kind (True is not 1) and equal."""
+    return _is(value, _kind(expected)) and value == expected
+
+
 def _object_problems(value: dict, schema: Mapping, where: str) -> list[str]:
     properties = schema.get("properties", {})
     problems = [f"{where}: missing {key!r}" for key in schema.get("required", ()) if key not in value]
     for key, item in value.items():
         if key in properties:
-            problems += validate(item, properties[key], f"{where}.{key}")
+            problems += _problems(item, properties[key], f"{where}.{key}")
         elif schema.get("additionalProperties") is False:
             problems.append(f"{where}: unexpected key {key!r}")
     return problems
@@ -88,7 +132,7 @@ def _array_problems(value: list, schema: Mapping, where: str) -> list[str]:
         problems.append(f"{where}: more than {schema['maxItems']} items")
     if "items" in schema:
         for i, item in enumerate(value):
-            problems += validate(item, schema["items"], f"{where}[{i}]")
+            problems += _problems(item, schema["items"], f"{where}[{i}]")
     return problems
 
 
@@ -120,7 +164,7 @@ def loads(text: str):
     """The JSON object or array `text` is, or None."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested thousands deep
         return None
     return value if isinstance(value, (dict, list)) else None
 
@@ -133,6 +177,6 @@ def _first_balanced(text: str, opener: str):
             return None
         try:
             return _DECODER.raw_decode(text, start)[0]
-        except ValueError:
+        except (ValueError, RecursionError):
             start = text.find(opener, start + 1)
     return None

@@ -12,8 +12,10 @@ Stdlib only: urllib and subprocess are all this needs, and the prompt path must 
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import json
+import random
 import shlex
 import subprocess
 import time
@@ -22,11 +24,15 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .answers import InvalidAnswer, extract_json, loads, validate  # noqa: F401  (part of this API)
+from .answers import InvalidAnswer, UnsupportedSchema, check_schema, extract_json, loads, validate  # noqa: F401  (part of this API)
 from hafiza.vault.errors import HafizaError
 
 RETRIES = 2     # transport retries: a model server that is down stays down; three tries tell it from a blip
-BACKOFF = 0.5   # seconds before the first retry, doubled after each
+BACKOFF = 0.5   # seconds before the first retry, doubled after each, times a random 0.5-1.5 (jitter: passes
+                # started together by a scheduler do not retry in step)
+MAX_WAIT = 30.0      # the longest Retry-After honoured; a server asking for more is given up on at once
+MAX_REPLY = 4 << 20  # bytes of a reply read: a chat answer is kilobytes; more is a wrong or hostile server
+MAX_ERROR = 64 << 10  # bytes of an error body read for its message
 ANTHROPIC_VERSION = "2023-06-01"
 FORMS = ("none", "command:<program and arguments>", "openai:<model>@<base url>", "anthropic:<model>@<base url>")
 
@@ -76,7 +82,9 @@ class Provider:
     available = True  # False only for NoProvider: callers skip model passes and say so
 
     def ask(self, prompt: str, schema: Mapping, *, system: str | None = None) -> Answer:
-        """The model's answer to `prompt`, validated against `schema`."""
+        """The model's answer to `prompt`, validated against `schema` (one the checker cannot check in full is
+        refused before the model is asked)."""
+        check_schema(schema)
         text, tokens_in, tokens_out = self._complete(system, instruction(prompt, schema))
         return _checked(text, schema, tokens_in, tokens_out)
 
@@ -143,9 +151,9 @@ class OpenAIProvider(Provider):
     """An OpenAI-compatible chat completions server: Ollama, llama.cpp, vLLM, OpenAI."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0, *,
-                 retries: int = RETRIES, backoff: float = BACKOFF):
+                 retries: int = RETRIES, backoff: float = BACKOFF, sleep=time.sleep):
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model, self.timeout, self.retries, self.backoff = model, timeout, retries, backoff
+        self.model, self.timeout, self.retries, self.backoff, self.sleep = model, timeout, retries, backoff, sleep
         self._key = api_key
         self.name = f"openai:{model}"
 
@@ -155,7 +163,7 @@ class OpenAIProvider(Provider):
                 "response_format": {"type": "json_object"}}
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         reply = post_json(self.url, body, headers, self.timeout, secret=self._key, retries=self.retries,
-                          backoff=self.backoff)
+                          backoff=self.backoff, sleep=self.sleep)
         try:
             text = reply["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -168,11 +176,11 @@ class AnthropicProvider(Provider):
     """The Anthropic Messages API (or a server speaking it)."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0, *,
-                 max_tokens: int = 4096, retries: int = RETRIES, backoff: float = BACKOFF):
+                 max_tokens: int = 4096, retries: int = RETRIES, backoff: float = BACKOFF, sleep=time.sleep):
         base = base_url.rstrip("/")
         self.url = base.removesuffix("/v1") + "/v1/messages"  # both the bare host and .../v1 name the API
         self.model, self.timeout, self.max_tokens = model, timeout, max_tokens
-        self.retries, self.backoff, self._key = retries, backoff, api_key
+        self.retries, self.backoff, self._key, self.sleep = retries, backoff, api_key, sleep
         self.name = f"anthropic:{model}"
 
     def _complete(self, system: str | None, user: str) -> tuple[str, int, int]:
@@ -180,7 +188,7 @@ class AnthropicProvider(Provider):
                 "messages": [{"role": "user", "content": user}], **({"system": system} if system else {})}
         headers = {"anthropic-version": ANTHROPIC_VERSION, **({"x-api-key": self._key} if self._key else {})}
         reply = post_json(self.url, body, headers, self.timeout, secret=self._key, retries=self.retries,
-                          backoff=self.backoff)
+                          backoff=self.backoff, sleep=self.sleep)
         blocks = reply.get("content") if isinstance(reply, dict) else None
         if not isinstance(blocks, list):
             raise ProviderError(f"{self.url} did not answer in the Messages format")
@@ -200,7 +208,11 @@ def _last_line(text: str) -> str:
 # -- HTTP --------------------------------------------------------------------------------------------
 
 class _Transient(Exception):
-    """A failure worth another try: no connection, a timeout, 429 or 5xx."""
+    """A failure worth another try: no connection, a timeout, 429 or 5xx; `wait`: the Retry-After asked for."""
+
+    def __init__(self, message: str, wait: float | None = None):
+        super().__init__(message)
+        self.wait = wait
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -213,8 +225,10 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def post_json(url: str, body: Mapping, headers: Mapping[str, str], timeout: float, *, secret: str | None = None,
-              retries: int = RETRIES, backoff: float = BACKOFF) -> Any:
-    """POST `body` as JSON and return the JSON reply, retrying transient failures `retries` times.
+              retries: int = RETRIES, backoff: float = BACKOFF, sleep=time.sleep) -> Any:
+    """POST `body` as JSON and return the JSON reply, retrying transient failures `retries` times: after the
+    server's Retry-After (up to MAX_WAIT), else after a backoff with jitter. `sleep` waits (tests pass one
+    that notes the waits instead).
 
     `secret` (the API key) is struck from every message: some servers quote the key they refused."""
     data = json.dumps(body).encode("utf-8")
@@ -225,35 +239,60 @@ def post_json(url: str, body: Mapping, headers: Mapping[str, str], timeout: floa
         except _Transient as e:
             if attempt == retries:
                 raise ProviderError(_redact(f"{e} (tried {retries + 1} times)", secret)) from None
+            if e.wait is not None and e.wait > MAX_WAIT:
+                raise ProviderError(_redact(f"{e}, and asks to wait {e.wait:g} s before trying again", secret)) \
+                    from None
+            # Never before the time the server named; a backoff of our own spread both ways.
+            pause = e.wait * random.uniform(1.0, 1.2) if e.wait is not None else \
+                backoff * 2 ** attempt * random.uniform(0.5, 1.5)
         except ProviderError as e:
             raise ProviderError(_redact(e.message, secret)) from None
-        time.sleep(backoff * 2 ** attempt)
+        sleep(pause)
 
 
 def _post_once(url: str, data: bytes, headers: Mapping[str, str], timeout: float) -> Any:
     request = urllib.request.Request(url, data=data, headers=dict(headers), method="POST")
     try:
         with _OPENER.open(request, timeout=timeout) as response:
-            raw = response.read()
+            raw = response.read(MAX_REPLY + 1)
     except urllib.error.HTTPError as e:
         message = f"{url} answered HTTP {e.code}: {_error_detail(e)}"
         if e.code == 429 or e.code >= 500:
-            raise _Transient(message) from None
+            raise _Transient(message, retry_after(e.headers.get("Retry-After"))) from None
         raise ProviderError(message) from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         # URLError wraps a refused connection or a connect timeout; a slow reply raises TimeoutError itself.
         reason = getattr(e, "reason", None) or e
         raise _Transient(f"cannot reach {url}: {'timed out' if isinstance(reason, TimeoutError) else reason}")
+    if len(raw) > MAX_REPLY:
+        raise ProviderError(f"{url} answered more than {MAX_REPLY >> 20} MB; not read")
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ProviderError(f"{url} answered with something that is not JSON") from None
+
+
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a Retry-After header asks to wait: a number of seconds or an HTTP date; None when absent or
+    unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _error_detail(error: urllib.error.HTTPError) -> str:
     """The server's own error message (OpenAI and Anthropic both nest it as error.message), else its reason."""
     try:
-        body = json.loads(error.read() or b"null")
+        body = json.loads(error.read(MAX_ERROR) or b"null")
         detail = body["error"]["message"] if isinstance(body.get("error"), dict) else body["error"]
     except (ValueError, KeyError, TypeError, AttributeError, OSError):
         detail = None
