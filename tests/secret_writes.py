@@ -89,9 +89,23 @@ def episode(vault, texts):
                                                                "Rotated them.", lesson=text))
 
 
+def _pieces(text: str, most: int = 300) -> list[str]:
+    """`text` in runs of whole lines of at most `most` characters (a fact's value is at most 300)."""
+    pieces = [""]
+    for line in text.splitlines(keepends=True):
+        if pieces[-1] and len(pieces[-1]) + len(line) > most:
+            pieces.append("")
+        pieces[-1] += line[:most]
+    return [piece for piece in pieces if piece.strip()]
+
+
 def fact(vault, texts):
-    # A value stands on one line: a config file's lines joined, as a person pasting it into one would.
-    return _each(vault, texts, lambda v, text: v.set_fact("staging", "note", " ; ".join(text.splitlines())[:300]))
+    """The text as a fact's value (the fact code folds its line breaks), in pieces of at most 300 characters
+    set one after another: a long paste is refused for its length otherwise, whatever it holds."""
+    def write(v, text):
+        for i, piece in enumerate(_pieces(text), 1):
+            v.set_fact("staging", f"note {i}", piece)
+    return _each(vault, texts, write)
 
 
 def capture_(vault, texts):

@@ -434,3 +434,13 @@ def test_a_fact_whose_attribute_names_a_password_is_refused(vault):
     with pytest.raises(SecretRefused):
         vault.set_fact("staging db", "password", "Kedi2024!xq")
     assert git_subjects(vault.root) == ["hafiza: init vault"]
+
+
+def test_a_fact_value_pasted_with_a_wrapped_key_is_refused_before_its_spaces_are_folded(vault):
+    token = "gh" + "p_" + _random(36)
+    with pytest.raises(SecretRefused, match="GitHub token"):
+        vault.set_fact("ci", "release", f"bot token {token[:18]}\n    {token[18:]}")
+
+
+def test_an_empty_env_entry_folded_onto_the_next_is_no_password():
+    assert scan("DB_PASSWORD= API_TOKEN= SECRET_KEY=") == Scan([], [])

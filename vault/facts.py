@@ -354,13 +354,15 @@ def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: 
     one it has."""
     from .guard import secrets
 
+    given = value if isinstance(value, str) else ""
     entity, attribute, value = check_input(entity, attribute, value)
     since = check_date(since)
     if kind is not None:
         kind = _name(kind, "kind", MAX_NAME_CHARS)
     with vault.transaction():
-        # `attribute: value` on one line: `db password` set to a password reads as the assignment it is.
-        text = "\n".join([entity, f"{attribute}: {value}", kind or ""])
+        # `attribute: value` on one line: `db password` set to a password reads as the assignment it is. The
+        # value as given too: a key the terminal wrapped is whole there, two words once the spaces are folded.
+        text = "\n".join([entity, f"{attribute}: {value}", given if given != value else "", kind or ""])
         vault.warnings += secrets.check(text, "the fact", field="value")
         try:
             note = find(vault.root, entity)

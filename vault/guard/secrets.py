@@ -233,7 +233,9 @@ def _password_like(value: str) -> bool:
 
 
 def _names_another(value: str) -> bool:
-    """`password=DB_PASSWORD`, `private_key: Ed25519PrivateKey`: a name or a type, not the secret itself."""
+    """`password=DB_PASSWORD`, `private_key: Ed25519PrivateKey`: a name or a type, not the secret itself; and
+    `DB_PASSWORD= API_TOKEN=`, an empty .env entry followed by the next one's name (lines folded into one)."""
+    value = value.rstrip("=:")
     if not _IDENTIFIER.fullmatch(value):
         return False
     # A capitalised key word inside a random token has odds near 1e-6; a lowercase one without digits is a name.
