@@ -69,10 +69,12 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
         return
     if not hits:
         print("no memories match")
+    from hafiza.hooks.render import unverified
     for hit in hits:
         label = "" if hit.status == "active" else f" [{hit.status}]"
         label += f" [vault: {inline(hit.vault)}]" if hit.vault else ""  # several vaults were searched
         label += f" [in conflict: {len(hit.conflict)} texts]" if hit.conflict else ""  # `hafiza resolve` picks
+        label += f" [{unverified(hit._asdict(), inline)}]" if hit.verified not in (None, "ok") else ""
         print(f"{hit.score:8.3f}  {style(hit.id, bold=True)}  ({hit.type}){label}  {inline(hit.title)}")
         if hit.path.startswith("facts/"):  # a fact note's attribute: its value and what it was before
             print(f"          {inline(hit.snippet)}")

@@ -298,7 +298,9 @@ class Memories:
                                   "the team (`hafiza promote`, a pull request), not from here", field="id")
         root = self.teams[to] if to not in (None, "", PERSONAL) else self.root
         actor = client_name(ctx) if self.user is None else f"{self.user} via {client_name(ctx)}"
-        return writable(root, actor, embedder=self._reader().embedder).require()
+        # Embedded at once, here: this process holds the model for recall anyway, and an agent's `recall`
+        # right after its `remember` must find it by meaning too, not seconds later (issue 30, item 2).
+        return writable(root, actor, embedder=self._reader().embedder, embed_now=True).require()
 
     def _owner(self, mem_id: str) -> str:
         return owner(self.root, self.teams, mem_id)

@@ -40,9 +40,7 @@ def labels(hit: dict, clean=lambda value: value) -> list[str]:
         by = clean(hit.get("superseded_by"))
         out.append(clean(hit["status"]) + (f" by {by}" if by else ""))
     if hit.get("verified") and hit["verified"] != "ok":
-        note = hit.get("verified_note")  # "since 2026-11-02: infra/deploy.sh is gone (renamed to ...)"
-        note = clean(str(note or hit["verified"])[:NOTE_CHARS])
-        out.append(f"unverified {note}" if note.startswith("since ") else f"unverified: {note}")
+        out.append(unverified(hit, clean))
     if hit.get("newer"):
         out.append(f"possibly outdated: newer memory {clean(hit['newer'])}")
     if hit.get("vault"):
@@ -50,6 +48,13 @@ def labels(hit: dict, clean=lambda value: value) -> list[str]:
     if hit.get("conflict"):
         out.append(f"in conflict: {len(hit['conflict'])} texts disagree, none chosen yet")
     return out
+
+
+def unverified(hit: dict, clean=lambda value: value) -> str:
+    """The label of a memory whose claim failed: 'unverified since <date>: <what failed>'."""
+    note = hit.get("verified_note")  # "since 2026-11-02: infra/deploy.sh is gone (renamed to ...)"
+    note = clean(str(note or hit["verified"])[:NOTE_CHARS])
+    return f"unverified {note}" if note.startswith("since ") else f"unverified: {note}"
 
 
 def select(hits: list[dict], seen: set[str], max_memories: int = MAX_MEMORIES, max_facts: int = MAX_FACTS) -> list[dict]:

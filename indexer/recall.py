@@ -104,7 +104,8 @@ class Candidate:
     """What the channels found about one memory; `parts()` is what `--explain` shows.
     A plain class with slots: dataclasses costs the cold hook ~5 ms to import."""
 
-    EVIDENCE = ("keyword_rank", "bm25", "coverage", "idf", "background", "meaning_rank", "cosine", "margin")
+    EVIDENCE = ("keyword_rank", "bm25", "coverage", "idf", "background", "meaning_rank", "cosine", "margin",
+                "unembedded")
     __slots__ = ("doc", *EVIDENCE)
 
     def __init__(self, doc: dict, **evidence):
@@ -335,8 +336,10 @@ class Recall:
 
             self._background = vectors(self.embedder, self.index.sidecar)
         background = float((self._background @ qvec).max())
-        for cand in cands.values():
+        for mem_id, cand in cands.items():
             cand.background = background
+            if not store.holds(mem_id):  # written a moment ago, its vectors still being made (refresh.py)
+                cand.unembedded = True
         for position, (mem_id, doc, cosine) in enumerate(self._nearest(store, qvec, view, scope, cands), 1):
             cand = cands.setdefault(mem_id, Candidate(doc, background=background))
             cand.meaning_rank, cand.cosine, cand.margin = position, cosine, cosine - background
@@ -391,14 +394,19 @@ class Recall:
         for mem_id, c in cands.items():
             if mem_id in exclude:
                 continue
+            # A memory not embedded yet is judged by its words alone, as a keyword search would: a write is
+            # found by the next read, not seconds later once its vectors are made (issue 30, item 2).
+            channels = "keyword" if c.unembedded else mode
             if mode == "keyword":
                 relevance = c.bm25
             elif mode == "meaning":
                 relevance = c.cosine
+            elif c.unembedded:
+                relevance = keyword(c)
             else:
                 relevance = rank.fuse(keyword(c), meaning(c))
             parts = c.parts()
-            if floor is None or relevant(parts, mode, floor):
+            if floor is None or relevant(parts, channels, floor):
                 ranked.append((relevance, mem_id, parts, c.doc))
         ranked.sort(key=lambda r: (-r[0], r[1]))
         pending = self._pending.read()

@@ -211,6 +211,10 @@ class VectorStore:
 
     # ------------------------------------------------------------------ sync
 
+    def holds(self, id_: str) -> bool:
+        """Whether memory `id_` has vectors (of its content now, or of an earlier one)."""
+        return id_ in self._index
+
     def stale(self, items: Iterable[tuple[str, str, object]]) -> list[str]:
         """Ids of `items` (id, content_hash, ...) that have no vectors, or vectors of other content."""
         return [id_ for id_, hash_, *_ in items if self._stale(id_, hash_)]
