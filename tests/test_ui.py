@@ -502,3 +502,16 @@ def test_a_related_pair_judged_duplicate_retires_the_older(client, vault):
     assert '"verdict": "duplicate"' in rulings and '"by": "ui"' in rulings
     _, page = client.get("/review")
     assert "possible duplicate" not in page
+
+
+def test_a_memorys_claims_read_as_its_file_holds_them(client, vault):
+    """A claim is the one line the file holds (`path infra/deploy.sh`), not the mapping the verifier reads
+    it into (issue 32)."""
+    from hafiza.vault.format import model
+
+    memory = model.Memory(id="claimed", title="Deploys", body="Deploys run `infra/deploy.sh`.",
+                          claims=[{"probe": "path", "args": {"path": "infra/deploy.sh"}}])
+    (vault.memories_dir / "claimed.md").write_text(model.dump(memory))
+    response, body = client.get("/memory/claimed")
+    assert response.status == 200
+    assert "<code>path infra/deploy.sh</code>" in body and "probe" not in body

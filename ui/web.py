@@ -11,6 +11,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse, RedirectResponse
 
+from hafiza.vault.format.properties import claim_line
 from hafiza.vault.format.text import visible
 
 HERE = Path(__file__).parent
@@ -66,6 +67,7 @@ def _env() -> Environment:
     env.filters["shown"] = shown
     env.globals["hidden_count"] = hidden_count
     env.filters["editable"] = editable
+    env.filters["claim"] = claim_line  # a claim as the file holds it: `path scripts/seed.py`
     env.globals["urlencode"] = lambda params: urlencode(params)
     return env
 
