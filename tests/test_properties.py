@@ -91,3 +91,8 @@ def test_links_are_written_without_pyyaml_in_the_bytes_pyyaml_writes():
         fast = emit(meta)
         assert fast is None or fast == model.yaml_dump(meta)
         assert read("\n" + model.yaml_dump(meta)) in (None, yaml.safe_load(model.yaml_dump(meta)))
+
+
+def test_tags_are_normalised_where_a_memory_comes_in(vault):
+    memory = vault.remember("Deploys only from main.", tags=["#deploy", "iki kelime", "2026", "Deploy"])
+    assert memory.tags == ["deploy", "iki-kelime", "_2026"] == vault.get(memory.id).tags
