@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
+import threading
+from functools import partial
 
 from hafiza.vault.errors import GitError
 from .run import PATHSPEC
@@ -54,24 +56,33 @@ class Committing:
         `write-tree` reads and rewrites whole. git's index is then brought level for these paths only, so
         changes staged there by hand stay staged, not committed. None, and nothing done, where this does
         not apply (no commit yet, a folder, a link, an executable, a name git's line-based input cannot
-        carry): the caller takes the index's way.
-
-        The work overlaps in two steps: git makes the blobs (`_make_blobs`, in a thread) while another git
-        reads HEAD's trees (`_trees_of`); then git's index is written to its lock file (`_ready_index`, in a
-        thread) while the commit is made from the trees. The index is started only then, not sooner: its
-        thread holds Python's lock for whole milliseconds, which the trees' read waited out."""
-        from . import trees
-
+        carry): the caller takes the index's way."""
         parent = self.head()
         present = self._plain_files(rels) if parent is not None and rels else None
         if present is None:
             return None
+        sha, staged = self._commit_from_trees(parent, rels, present, msg, env)
+        if sha is not None:
+            self._publish(parent, sha, msg, rels, staged)
+        return sha
+
+    def _commit_from_trees(self, parent: str, rels: list[str], present: dict, msg: str, env: dict | None):
+        """(the commit of `rels` made from `parent`'s trees, on no branch yet; git's index for it, written whole
+        to its lock file and held there, or None where git must bring the index level). (None, None), and
+        nothing left behind, where a path's kind changes (see `_commit_trees`).
+
+        Two steps, each doing two things at once: git makes the blobs (in a thread) while another git reads
+        the parent's trees; then git's index is written (in a thread) while the commit is made from the trees.
+        The index is started only in the second step, not sooner: its thread holds Python's lock for whole
+        milliseconds, which the trees' read waited out."""
+        from . import trees
+
         folders = trees.folders(rels)
         blobs = Background(self._make_blobs, present)
         try:
             found = self._trees_of(parent, folders)
         except BaseException:
-            blobs.wait()
+            blobs.join()  # no git left writing blobs behind the error
             raise
         index = Background(self._ready_index, rels, present, blobs)
         sha = None
@@ -82,21 +93,24 @@ class Committing:
             staged = index.result()  # raises what went wrong unforeseen, having left git's lock free
             if sha is None and staged is not None:
                 staged.abandon()
-        if sha is None:
-            return None
+        return sha, staged if sha is not None else None
+
+    def _publish(self, parent: str, sha: str, msg: str, rels: list[str], staged) -> None:
+        """git's index brought level with the commit `sha` for `rels`, and the branch moved to it from `parent`:
+        by `git update-index` where `staged` is None, else by putting the index `staged` holds in place (the old
+        index's pages are freed while git moves the branch)."""
         if staged is None:
             self._run("update-index", "--add", "--remove", "-z", "--stdin", stdin=rels)
             self._move_head(parent, sha, msg)
-            return sha
+            return
         try:
             staged.publish()
         except BaseException:
             staged.abandon()
             raise
         moving = Background(self._move_head, parent, sha, msg)
-        staged.release()  # the old index's pages are freed while git moves the branch
+        staged.release()
         moving.result()
-        return sha
 
     def _plain_files(self, rels: list[str]) -> dict[str, os.stat_result] | None:
         """Each of `rels` that exists, with its stat (taken before git reads it: a change made after is seen as
@@ -133,12 +147,8 @@ class Committing:
         entry is due."""
         from . import index as gitindex
 
-        def entries() -> dict:
-            made = blobs.result()
-            return {rel: (info, made[rel]) for rel, info in present.items()}
-
         try:
-            return gitindex.prepare(self.git_dir, {rel: rel in present for rel in rels}, entries)
+            return gitindex.prepare(self.git_dir, {rel: rel in present for rel in rels}, partial(_entries, present, blobs))
         except (gitindex.Unsupported, OSError, GitError):  # GitError: no blobs, which the commit says too
             return None
 
@@ -240,34 +250,32 @@ def _plain_rel(rel: str) -> bool:
             and all(part not in ("", ".", "..") and part.lower() != ".git" for part in parts))
 
 
-class Background:
+class Background(threading.Thread):
     """`work(*args)` run in a thread from now on; `result()` waits for it and returns what it returned, or raises
-    what it raised; `wait()` only waits. For git processes, which wait on their pipes, and file work, which
-    lets go of Python's lock while the kernel works. Not concurrent.futures: its import (logging, queue)
-    would cost every write ~6 ms."""
+    what it raised. For git processes, which wait on their pipes, and file work, which lets go of Python's lock
+    while the kernel works. Not concurrent.futures: its import (logging, queue) would cost every write ~6 ms
+    (threading is imported by subprocess already)."""
 
     def __init__(self, work, *args):
-        import threading
+        super().__init__(daemon=True)
+        self._work, self._args = work, args
+        self._returned = self._raised = None
+        self.start()
 
-        self._outcome: tuple = (False, None)
-
-        def run() -> None:
-            try:
-                self._outcome = (True, work(*args))
-            except BaseException as exc:  # raised in the caller's thread, by `result`
-                self._outcome = (False, exc)
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-
-    def wait(self) -> None:
-        self._thread.join()
+    def run(self) -> None:
+        try:
+            self._returned = self._work(*self._args)
+        except BaseException as exc:  # raised in the caller's thread, by `result`
+            self._raised = exc
 
     def result(self):
-        self._thread.join()
-        done, value = self._outcome
-        if not done:
-            raise value
-        return value
+        self.join()
+        if self._raised is not None:
+            raise self._raised
+        return self._returned
 
 
+def _entries(present: dict, blobs: Background) -> dict:
+    """Each present path's stat and its blob's raw id, as git's index lists them (waits for git's blobs)."""
+    made = blobs.result()
+    return {rel: (info, made[rel]) for rel, info in present.items()}
