@@ -18,7 +18,7 @@ from hafiza.vault.errors import HafizaError
 from hafiza.vault.sync.merge import reconcile
 from hafiza.vault.offline.review import RULINGS
 from hafiza.vault.store.vault import Vault
-from hafiza.vault.sync.machines import clone, conflicted, resolve, set_remote, sync
+from hafiza.vault.sync.machines import clone, conflicted, resolve, set_remote, sync, this_machine
 
 TODAY = dt.date.today()
 
@@ -127,7 +127,7 @@ SCENARIOS = {
         lambda m, v, r: m.body.endswith("line 3") and m.used == 5),
     "both changed the title": (
         lambda v: _edit(v, "note", title="Title A"), lambda v: _edit(v, "note", title="Title B"),
-        lambda m, v, r: {m.title, *m.aliases} >= {"Title A", "Title B"}),
+        lambda m, v, r: m.title in {"Title A", "Title B"} and not m.aliases),  # a title is not an alias
     "both superseded it by different memories": (
         _supersede, lambda v: v.remember("another way", id="other", supersedes=["note"]),
         lambda m, v, r: m.status == "superseded" and m.superseded_by in ("newer", "other")
@@ -335,6 +335,31 @@ def test_resolve_keeps_ours_theirs_or_both(pair):
         resolve(a, "note", "ours")
 
 
+def test_ours_is_this_machines_text_on_the_machine_that_fast_forwarded_too(pair):
+    """A syncs its edit, B merges a conflicting one and pushes, A fast-forwards: on A `--keep ours` kept B's text,
+    and B's title had become an alias of A's (issue 30, item 5)."""
+    a, b = pair
+    a.update("note", "Never push to main after 14:00.", title="Never push after 14:00")
+    sync(a)
+    b.update("note", "Never push to main after 15:00.", title="Never push after 15:00")
+    sync(b)  # B merges A's edit: its own text stays the body, A's is fenced
+    sync(a)  # A takes B's merge as it is: a fast-forward
+    body = a.get("note").body
+    assert a.git.head() == b.git.head() and conflicted(a) == {"note": ["body"]}
+    assert conflicts.sides(body, this_machine(a.git)) == ("Never push to main after 14:00.",
+                                                           "Never push to main after 15:00.")
+    assert conflicts.sides(body, this_machine(b.git)) == ("Never push to main after 15:00.",
+                                                           "Never push to main after 14:00.")
+    assert not any("push" in alias for alias in a.get("note").aliases)  # a title is not an alias
+    proc = run_cli("--vault", str(a.root), "resolve", "note", "--keep", "ours")
+    assert "this machine's text" in proc.stdout
+    memory = a.get("note")
+    assert (memory.title, memory.body, memory.aliases) == ("Never push after 14:00", "Never push to main after 14:00.", [])
+    sync(a)
+    sync(b)
+    assert b.get("note").body == "Never push to main after 14:00." and conflicted(b) == {}
+
+
 def test_pick_settles_every_body_fence():
     body = "mine\n" + conflicts.fence("body", "theirs", "m")
     assert conflicts.pick(body, "ours") == "mine"
@@ -538,7 +563,7 @@ def test_keeping_the_other_text_takes_its_title_and_twins_are_reported_once(pair
     assert report.came_in == {"added": [], "changed": ["note", "twin"], "superseded": []}
     assert report.went_out["added"] == ["twin-2"] and any("now twin-2" in n for n in report.notes)
     memory = b.get("note")
-    assert memory.title == "Beta text from b" and "Alpha text from a" in memory.aliases
+    assert memory.title == "Beta text from b" and memory.aliases == []  # a title is not an alias
     resolve(b, "note", "theirs")
     memory = b.get("note")
     assert (memory.title, memory.body) == ("Alpha text from a", "Alpha text from a")

@@ -341,6 +341,7 @@ def test_a_sync_conflict_is_resolved_from_the_page(tmp_path, vault):
         _, page = c.get("/review")
         part = page.split('id="conflicts"')[1]
         assert "/memory/note" in part and "from here" in part and "from there" in part
+        assert part.index("from here") < part.index("from there")  # ours is this machine's, though b merged
         c.post("/review/resolve", {"id": "note", "keep": "both"})
         assert last_commit(vault.root, "%s") == "hafiza: resolve note (keep both)\n"
         assert "Hafiza-Actor: ui" in last_commit(vault.root)

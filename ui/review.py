@@ -134,16 +134,14 @@ def _related(hold, rv: Review, name: str) -> list[dict]:
 
 
 def _conflicts(vault) -> list[dict]:
-    from hafiza.vault.format.conflicts import fences
-    from hafiza.vault.sync.machines import conflicted
+    from hafiza.vault.format.conflicts import sides
+    from hafiza.vault.sync.machines import conflicted, this_machine
 
     out = []
+    here = this_machine(vault.git)
     for memory_id, kinds in sorted(conflicted(vault).items()):
         memory = vault.get(memory_id)
-        found = fences(memory.body)
-        ours = memory.body
-        for f in reversed(found):
-            ours = ours[:f.span[0]] + ours[f.span[1]:]
-        out.append({"id": memory_id, "kinds": kinds, "title": memory.title, "ours": ours.strip("\n"),
-                    "theirs": [f.text for f in found if f.kind == "body"], "body": "body" in kinds})
+        ours, theirs = sides(memory.body, here)  # this machine's text first, whichever machine merged
+        out.append({"id": memory_id, "kinds": kinds, "title": memory.title, "ours": ours,
+                    "theirs": [theirs] if "body" in kinds else [], "body": "body" in kinds})
     return out

@@ -15,11 +15,12 @@ from pathlib import Path
 from .files import atomic_write
 
 
-def run(base: Path, ours: Path, theirs: Path, path: str) -> str | None:
-    """Merge into `ours`; what a person may want to know, or None."""
+def run(base: Path, ours: Path, theirs: Path, path: str, machine: str | None = None) -> str | None:
+    """Merge into `ours` on `machine` (this one's name, recorded where both texts are kept); what a person may
+    want to know, or None."""
     from .sync.merge import reconcile
 
-    found = reconcile(path, base.read_bytes() or None, ours.read_bytes(), theirs.read_bytes())
+    found = reconcile(path, base.read_bytes() or None, ours.read_bytes(), theirs.read_bytes(), machine=machine)
     atomic_write(ours, found.data or b"", mode=None)
     return found.note
 
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
         return 2
     base, ours, theirs, path = argv
     try:
-        note = run(Path(base), Path(ours), Path(theirs), path)
+        note = run(Path(base), Path(ours), Path(theirs), path, _machine())
     except Exception as exc:  # git must see a conflict, never a half-written file or a traceback
         print(f"hafiza: {path}: not merged ({exc.__class__.__name__}: {exc}); `hafiza sync` settles it",
               file=sys.stderr)
@@ -38,6 +39,19 @@ def main(argv: list[str]) -> int:
     if note:
         print(f"hafiza: {path}: {note}", file=sys.stderr)
     return 0
+
+
+def _machine() -> str | None:
+    """This machine's name as `hafiza init` and `hafiza sync` recorded it in the vault's git config (git runs a
+    driver at the top of the work tree); None where it was never recorded."""
+    from .errors import GitError
+    from .git.repo import GitStore
+    from .sync.machines import MACHINE
+
+    try:
+        return GitStore(Path.cwd()).config(*MACHINE)
+    except GitError:
+        return None
 
 
 if __name__ == "__main__":

@@ -10,7 +10,12 @@ our text as the body and the other machine's text in a fenced section after it:
     <!-- /hafiza-conflict -->
 
 The file stays valid YAML + markdown (the fences are HTML comments, invisible
-when rendered), both texts stay searchable, and nothing is lost. `hafiza doctor`
+when rendered), both texts stay searchable, and nothing is lost. The header
+names the machine that made the merge (`merged_on`): the text above the fence
+is that machine's. A machine that took the merge by a fast-forward reads the
+two the other way round, so "ours" is always this machine's text (issue 30,
+item 5: it was the other machine's), and the fenced side's `title` goes with
+its text. `hafiza doctor`
 lists such files; `hafiza resolve ID --keep ours|theirs|both` picks. A memory
 created with the same id on two machines with different texts is fenced the
 same way (kind `same-id`, with that side's header) until `hafiza sync` or
@@ -78,26 +83,40 @@ def has_markers(text: str) -> bool:
     return False
 
 
-def pick(body: str, keep: str) -> str:
-    """The body once every `body` fence is settled: our text, theirs (in place of ours) or both, one after
-    the other. Fences of other kinds stay."""
+def elsewhere(body: str, here: str | None) -> bool:
+    """The body's texts are the other way round on machine `here`: the merge that fenced them was made on another
+    machine (its header says which), so the text above the fence is that machine's and the fenced one ours."""
+    made = {f.info.get("merged_on") for f in fences(body) if f.kind == "body"} - {None}
+    return here is not None and bool(made) and here not in made
+
+
+def sides(body: str, here: str | None = None) -> tuple[str, str]:
+    """(this machine's text, the other machine's) of a body holding `body` fences, as machine `here` sees them
+    (without `here`, as the machine that made the merge does)."""
+    found = [f for f in fences(body) if f.kind == "body"]
+    kept, last = [], 0
+    for f in found:
+        kept.append(body[last:f.span[0]])
+        last = f.span[1]
+    kept.append(body[last:])
+    merged = "".join(kept).strip("\n")
+    fenced = "\n\n".join(f.text.strip("\n") for f in found)
+    return (fenced, merged) if elsewhere(body, here) else (merged, fenced)
+
+
+def pick(body: str, keep: str, here: str | None = None) -> str:
+    """The body once every `body` fence is settled on machine `here`: its text (ours), the other machine's
+    (theirs) or both, ours first. Fences of other kinds stay where ours is the text above them."""
     if keep not in KEEP:
         raise ValueError(f"keep one of {', '.join(KEEP)}")
-    found = [f for f in fences(body) if f.kind == "body"]
-    if not found:
+    if not any(f.kind == "body" for f in fences(body)):
         return body
-    ours, last = [], 0
-    for f in found:
-        ours.append(body[last:f.span[0]])
-        last = f.span[1]
-    ours.append(body[last:])
-    mine = "".join(ours).strip("\n")
-    theirs = "\n\n".join(f.text.strip("\n") for f in found)
+    ours, theirs = sides(body, here)
     if keep == "ours":
-        return mine
+        return ours
     if keep == "theirs":
         return theirs
-    return f"{mine}\n\n{theirs}".strip("\n")
+    return f"{ours}\n\n{theirs}".strip("\n")
 
 
 def texts(body: str) -> list[str]:

@@ -16,7 +16,9 @@ when the remote cannot be reached they stay, and go out with the next sync.
 
 from __future__ import annotations
 
+import secrets
 import shlex
+import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,7 @@ RULES = ("memories/*.md merge=hafiza", "memories/*/*.md merge=hafiza", "*.jsonl 
 REMOTE, BRANCH = "origin", "main"
 MERGED = (MEMORIES, "*.jsonl", "*.md")  # where a merge without the driver may leave conflict markers
 PUSH_TRIES = 3  # another machine pushed between our fetch and our push: fetch and merge again
+MACHINE = ("hafiza", "machine")  # this clone's name in the vault's git config: per machine, never synced
 
 
 @dataclass
@@ -63,9 +66,22 @@ def driver_command() -> str:
     return f"{shlex.quote(sys.executable)} -m hafiza.vault.driver %O %A %B %P"
 
 
+def this_machine(git) -> str:
+    """This clone's name, which a merge that keeps two texts records as the one it made (vault/format/conflicts.py):
+    made once, the host's name and four random hex digits (two clones on one host are two machines), and kept in
+    the vault's git config."""
+    name = git.config(*MACHINE)
+    if not name:
+        host = "".join(c if c.isalnum() or c == "-" else "-" for c in socket.gethostname().split(".")[0])
+        name = f"{host[:40] or 'machine'}-{secrets.token_hex(2)}"
+        git.set_config(".".join(MACHINE), name)
+    return name
+
+
 def prepare(root: Path, git) -> bool:
-    """Register the driver in the vault's git config (per machine) and write the attribute lines that
-    choose it (committed with the vault); True when .gitattributes changed."""
+    """Register the driver and name this machine in the vault's git config (per machine), and write the attribute
+    lines that choose the driver (committed with the vault); True when .gitattributes changed."""
+    this_machine(git)
     if git.config("merge.hafiza", "driver") != driver_command():
         git.set_config("merge.hafiza.name", "hafiza: memories field by field, logs as a union")
         git.set_config("merge.hafiza.driver", driver_command())
@@ -234,8 +250,9 @@ def _finish(vault, report: Report, subject: str, before: str | None = None) -> N
     settled = []
     unmerged = git.unmerged()
     stages = git.blobs([f":{n}:{rel}" for rel in unmerged for n in (1, 2, 3)])
+    here = this_machine(git)
     for n, rel in enumerate(unmerged):
-        found = reconcile(rel, *stages[3 * n:3 * n + 3])
+        found = reconcile(rel, *stages[3 * n:3 * n + 3], machine=here)
         atomic_write(vault.root / rel, found.data or b"")
         settled.append(rel)
         if found.note:
@@ -293,7 +310,7 @@ def _repair(vault, report: Report) -> None:
             continue
         base = git.merge_base(*parents)
         found = reconcile(rel, git.blob(base, rel) if base else None, git.blob(parents[0], rel),
-                          git.blob(parents[1], rel))
+                          git.blob(parents[1], rel), machine=this_machine(git))
         vault.write_bytes(path, found.data or b"")
         fixed.append(path)
         report.notes.append(f"{rel}: merged again by hafiza's rules (a merge without its driver left conflict "
@@ -357,7 +374,8 @@ def conflicted(vault) -> dict[str, list[str]]:
 
 def resolve(vault, memory_id: str, keep: str | None = None) -> list[str]:
     """Settle a memory's merge conflicts as one commit: a twin made with the same id on another machine gets
-    its own id; a second text is kept, dropped for ours, or taken instead (`keep`). What was done."""
+    its own id; of two texts, this machine's (ours), the other's (theirs) or both are kept (`keep`), whichever
+    machine made the merge. What was done."""
     import datetime as dt
 
     with vault.transaction():
@@ -371,12 +389,15 @@ def resolve(vault, memory_id: str, keep: str | None = None) -> list[str]:
         done, written = _split(vault, [vault.rel(memory)])
         if "body" in kinds:
             memory = vault.get(memory.id)
+            here = this_machine(vault.git)
             titles = [f.info["title"] for f in conflicts.fences(memory.body) if f.kind == "body" and f.info.get("title")]
-            if keep == "theirs" and titles:  # the other text's title, kept as an alias by the merge
+            fenced = "ours" if conflicts.elsewhere(memory.body, here) else "theirs"
+            if keep == fenced and titles:  # the fenced text's title goes with it (an earlier merge made it an alias)
                 memory = memory.evolve(title=titles[-1], aliases=[a for a in memory.aliases if a != titles[-1]])
-            memory = memory.evolve(body=conflicts.pick(memory.body, keep), updated=dt.date.today())
+            memory = memory.evolve(body=conflicts.pick(memory.body, keep, here), updated=dt.date.today())
             written.append(vault.write_file(memory))
-            done.append(f"{memory.id}: kept {'both texts' if keep == 'both' else keep + ' text'}")
+            done.append(f"{memory.id}: kept " + {"ours": "this machine's text", "theirs": "the other machine's text",
+                                                   "both": "both texts, this machine's first"}[keep])
         vault.commit(list(dict.fromkeys(written)), f"resolve {memory.id}" + (f" (keep {keep})" if keep else ""),
                      "resolve")
     return done

@@ -5,7 +5,10 @@ on one side only is taken; `id` and `created` never change; usage counters
 add both sides' increments (the larger alone would lose uses); dates take the
 later, and so does `verified` with its details (the later check); lists merge as sets,
 honouring a removal made on one side; a supersede or archive made on either
-side sticks unless the other side restored the memory since the ancestor.
+side sticks unless the other side restored the memory since the ancestor. A title both sides changed
+takes the later edit's, unless both texts are kept: then each keeps its own (the
+fence holds the other's), so picking a text picks its title. A title never
+becomes an alias (issue 30, item 5).
 Bodies merge three-way by text (`git merge-file`). A fact note keeps every
 value either side recorded, newest current (vault/facts.py). JSON-lines records
 (episodes, rulings) merge as a union.
@@ -68,10 +71,11 @@ def merge(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | Non
     raise Conflict("both sides changed it")
 
 
-def reconcile(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None) -> Merged:
+def reconcile(path: str, base: bytes | None, ours: bytes | None, theirs: bytes | None,
+              machine: str | None = None) -> Merged:
     """Like `merge`, but never refuses: where both sides changed the same thing both are kept (a second
-    text fenced in the body, a lost title as an alias, a file deleted on one side and changed on the other
-    kept), and `note` says what a person may want to look at."""
+    text fenced in the body, recorded as merged on `machine`, this one; a file deleted on one side and changed
+    on the other kept), and `note` says what a person may want to look at."""
     base = base or None  # git hands its driver an empty ancestor for a file both sides added
     try:
         return Merged(merge(path, base, ours, theirs))
@@ -83,7 +87,9 @@ def reconcile(path: str, base: bytes | None, ours: bytes | None, theirs: bytes |
         return Merged(_union(ours, theirs))
     if is_memory(path) or is_fact_path(path):
         try:
-            return _memory(base, ours, theirs, strict=False) if is_memory(path) else _fact(base, ours, theirs)
+            if is_memory(path):
+                return _memory(base, ours, theirs, strict=False, machine=machine)
+            return _fact(base, ours, theirs)
         except Conflict:
             pass  # a side that does not parse: merged as text below
     return _text(ours, base or b"", theirs)
@@ -247,7 +253,7 @@ def _parse(data: bytes | None) -> tuple[dict, str]:
     return properties.migrate(meta), body
 
 
-def _memory(base: bytes | None, ours: bytes, theirs: bytes, strict: bool) -> Merged:
+def _memory(base: bytes | None, ours: bytes, theirs: bytes, strict: bool, machine: str | None = None) -> Merged:
     (b_meta, b_body), (o_meta, o_body), (t_meta, t_body) = (_parse(x) for x in (base, ours, theirs))
     if base is None and o_body.strip() != t_body.strip():
         if strict:
@@ -255,7 +261,7 @@ def _memory(base: bytes | None, ours: bytes, theirs: bytes, strict: bool) -> Mer
         return _same_id(o_meta, o_body, t_meta, t_body)
     sides = (o_meta, t_meta)
     keeper, checked = _status_side(b_meta, o_meta, t_meta), _verified_side(b_meta, o_meta, t_meta)
-    meta, lost = {}, []
+    meta = {}
     for key in dict.fromkeys([*o_meta, *t_meta]):  # ours' order, then keys only theirs has
         if key in FIXED and key in b_meta:
             value = b_meta[key]
@@ -264,13 +270,17 @@ def _memory(base: bytes | None, ours: bytes, theirs: bytes, strict: bool) -> Mer
         elif key in VERIFIED and checked is not None:
             value = checked.get(key)
         else:
-            value = _field(key, b_meta.get(key), o_meta.get(key), t_meta.get(key), strict, sides, lost)
+            value = _field(key, b_meta.get(key), o_meta.get(key), t_meta.get(key), strict, sides)
         if value is not None:
             meta[key] = value
-    if lost:  # a title only one side keeps: the other stays findable as an alias
-        meta["aliases"] = list(dict.fromkeys([*(meta.get("aliases") or []), *lost]))
-    # The fence remembers the other title, so keeping the other text (`hafiza resolve --keep theirs`) takes it too.
-    body, note = _body(b_body, o_body, t_body, strict, str(meta.get("id", "")), {"title": lost[0]} if lost else {})
+    titles = (o_meta.get("title"), t_meta.get("title"))
+    # The fence remembers the other title, so keeping the other text (`hafiza resolve`) takes it too.
+    info = {"title": titles[1]} if titles[0] != titles[1] and titles[1] else {}
+    if machine:
+        info["merged_on"] = machine  # whose text is the body: ours and theirs as each machine sees them
+    body, note = _body(b_body, o_body, t_body, strict, str(meta.get("id", "")), info)
+    if note and "title" in info and titles[0]:
+        meta["title"] = titles[0]  # our text stays the body: so does its title
     return Merged(_dump(meta, body), note)
 
 
@@ -315,7 +325,7 @@ def _verified_side(base: dict, ours: dict, theirs: dict) -> dict | None:
     return theirs if str(t["verified_at"] or "") > str(o["verified_at"] or "") else ours
 
 
-def _field(key: str, base, ours, theirs, strict: bool, sides: tuple[dict, dict], lost: list):
+def _field(key: str, base, ours, theirs, strict: bool, sides: tuple[dict, dict]):
     if key in COUNTERS:  # before the equality test: both sides used it once (3 -> 4 each) is 5, not 4
         return max(0, _num(ours) + _num(theirs) - _num(base))
     if ours == theirs or theirs == base:
@@ -330,10 +340,7 @@ def _field(key: str, base, ours, theirs, strict: bool, sides: tuple[dict, dict],
         raise Conflict(f"both sides changed {key}")
     # The side edited later wins; on the same day ours, as our text stays the body where both changed it.
     o_meta, t_meta = sides
-    winner = theirs if str(t_meta.get("updated") or "") > str(o_meta.get("updated") or "") else ours
-    if key == "title":
-        lost.append(str(theirs if winner == ours else ours))
-    return winner
+    return theirs if str(t_meta.get("updated") or "") > str(o_meta.get("updated") or "") else ours
 
 
 def _num(value) -> int:
