@@ -96,3 +96,12 @@ def test_links_are_written_without_pyyaml_in_the_bytes_pyyaml_writes():
 def test_tags_are_normalised_where_a_memory_comes_in(vault):
     memory = vault.remember("Deploys only from main.", tags=["#deploy", "iki kelime", "2026", "Deploy"])
     assert memory.tags == ["deploy", "iki-kelime", "_2026"] == vault.get(memory.id).tags
+
+
+def test_a_link_typed_without_quotes_is_the_link_meant():
+    """YAML reads an unquoted `[[x]]` as a list in a list; Obsidian asks for quotes, a person forgets them."""
+    memory = model.parse("---\nid: b\nsupersedes:\n  - [[a]]\n  - '[[c]]'\nsuperseded_by: [[d]]\nstatus: superseded\n---\nB\n")
+    assert memory.supersedes == ["a", "c"] and memory.superseded_by == "d"
+    assert model.parse("---\nid: b\nsupersedes: [[a]]\n---\nB\n").supersedes == ["a"]
+    assert properties.migrate({"supersedes": [[["a"]]], "superseded_by": [["d"]]}) == {
+        "supersedes": ["[[a]]"], "superseded_by": "[[d]]"}

@@ -178,8 +178,9 @@ def from_metadata(meta: dict, body: str, *, path: Path | None = None) -> Memory:
         updated=as_date(meta.get("updated"), "updated"),
         tags=properties.tags(_str_list(meta.get("tags"), "tags")),
         aliases=_str_list(meta.get("aliases"), "aliases"),
-        supersedes=list(dict.fromkeys(properties.unlink(v) for v in _str_list(meta.get("supersedes"), "supersedes"))),
-        superseded_by=_reference(meta.get("superseded_by")),
+        supersedes=list(dict.fromkeys(
+            properties.unlink(v) for v in _str_list(properties.quoted(meta.get("supersedes")), "supersedes"))),
+        superseded_by=_reference(properties.quoted(meta.get("superseded_by"))),
         status=_choice(meta.get("status"), "status", STATUSES, "active"),
         half_life_days=float(half_life) if half_life not in (None, "") else None,
         shown=_count(meta.get("shown"), "shown"),

@@ -54,6 +54,16 @@ def unlink(value: str) -> str:
     return name
 
 
+def quoted(value):
+    """`value` with each link written without its quotes read back as the link meant: YAML reads `[[x]]`
+    unquoted as a list in a list (`[['x']]`). Obsidian asks for the quotes; a person typing in its source
+    view, or in any editor, forgets them."""
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list) and len(value[0]) == 1 \
+            and isinstance(value[0][0], str):
+        return f"[[{value[0][0]}]]"
+    return [quoted(v) for v in value] if isinstance(value, list) else value
+
+
 def is_link(value) -> bool:
     return isinstance(value, str) and bool(_LINK.match(value.strip()))
 
@@ -185,6 +195,8 @@ def migrate(meta: dict) -> dict:
         if key == "verified" and isinstance(value, dict):
             out.update(flat_verified(value))
             continue
+        if key in ("supersedes", "superseded_by"):
+            value = quoted(value)
         if key == "supersedes" and isinstance(value, (list, str)):
             value = [link(unlink(str(v))) for v in (value if isinstance(value, list) else [value])
                      if v is not None and str(v).strip()]
