@@ -105,3 +105,22 @@ def test_a_link_typed_without_quotes_is_the_link_meant():
     assert model.parse("---\nid: b\nsupersedes: [[a]]\n---\nB\n").supersedes == ["a"]
     assert properties.migrate({"supersedes": [[["a"]]], "superseded_by": [["d"]]}) == {
         "supersedes": ["[[a]]"], "superseded_by": "[[d]]"}
+
+
+def test_a_memory_obsidian_saved_in_its_own_style_reads_as_hafiza_wrote_it():
+    """Obsidian's Properties view saves block lists with double-quoted links (`- "[[a]]"`): the same memory."""
+    memory = model.Memory(id="b", title="B: the rule", body="B", supersedes=["a"], superseded_by="c",
+                          status="superseded", tags=["deploy", "iki-kelime"], aliases=["canlıya çıkmak"],
+                          claims=[{"probe": "path", "args": {"path": "a.py"}}], updated=model.as_date("2026-12-01", "u"),
+                          verified={"status": "failed", "at": model.as_date("2026-12-01", "u"), "by": "verify",
+                                    "detail": "a.py is gone"})
+    meta = model.to_metadata(memory)
+    lines = []
+    for key, value in meta.items():
+        if isinstance(value, list):
+            lines += [f"{key}:"] + [f'  - "{v}"' if "[[" in v else f"  - {v}" for v in value]
+        else:
+            lines.append(f'{key}: "{value}"' if "[[" in str(value) or ":" in str(value) else f"{key}: {value}")
+    rewritten = "---\n" + "\n".join(lines) + "\n---\nB\n"
+    assert 'supersedes:\n  - "[[a]]"' in rewritten
+    assert model.parse(rewritten) == model.parse(model.dump(memory))
