@@ -1,0 +1,168 @@
+"""How many passwords as people type them does the secret guard keep out of git on each write path, how many
+look-alikes does it refuse by mistake, and does a scan stay linear on adversarial megabytes?
+
+    python bench/secret_guard.py [--save]
+
+- corpora: tests/secrets_heldout.py (issue 29: 89 secrets as people type them, on command lines, in
+  connection strings, in TR and EN assignments and in .env, YAML, JSON, INI, TOML and docker-compose files;
+  62 look-alikes) and tests/secrets_corpus.py (the first corpus: token formats, keys, split and hidden
+  tokens);
+- write paths: tests/secret_writes.py, each in a fresh git vault: remember, update, edit, import, the MCP
+  `remember` and `update` tools through the real SDK client, a hand edit recorded as "record manual edits",
+  an episode's lesson, a fact's value, capture (said in a session, filed with auto-accept);
+- refused: the write raised SecretRefused (capture: the statement was skipped); kept out: the secret's value
+  is nowhere in `git log -p --all` afterwards; a false positive: a look-alike refused;
+- linear time: `scan` on 30 adversarial 1 MB texts (tests/test_secrets.py checks the patterns themselves;
+  these are the timings), the median of 3 runs each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime as dt
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from common import log, machine, save  # noqa: E402  (also puts tests/ on the path)
+
+import secret_writes  # noqa: E402
+import secrets_corpus  # noqa: E402
+import secrets_heldout  # noqa: E402
+
+MB = 1_000_000
+
+
+def _repeat(unit: str) -> str:
+    return (unit * (MB // len(unit) + 1))[:MB]
+
+
+ADVERSARIAL = {
+    "a": "a" * MB, "dashes": "-" * MB, "a-": _repeat("a-"), "password=": _repeat("password="),
+    "password: ": _repeat("password: "), "şifre ": _repeat("şifre "),
+    "base64": base64.b64encode(random.Random(3).randbytes(MB * 3 // 4)).decode(),
+    "sk-": _repeat("sk-"), "eyJ-": _repeat("eyJ-"), "a://": _repeat("a://b:"), "ghp_": _repeat("ghp_"),
+    "BEGIN": _repeat("-----BEGIN " + "RSA PRIVATE KEY-----\n"), "wrapped": _repeat("ghp_ab \\\n  "),
+    "spaces": _repeat("a    "), "zero-width": _repeat("a\u200b"), "digits:": _repeat("12345678:"),
+    "AC": _repeat("AC" + "0" * 32 + " "), "short lines": "ghp_ " + _repeat("a\n"),
+    "Authorization": _repeat("Authorization: Bearer "), "data:": _repeat("data:image/png;base64,"),
+    "docker login": _repeat("docker login -u a "), "mysql -p": _repeat("mysql -p"), "curl -u": _repeat("curl -u a:"),
+    "user:pw@": _repeat("a:bcd@"), "password x is": _repeat("password x is "), "open quote": _repeat("token='a"),
+    "%3D": _repeat("%3Dghp_"), "tilde": _repeat("a~"), "htpasswd": _repeat("htpasswd -b a "),
+    "echo |": _repeat("echo a |"),
+}
+
+
+def _vault(folder: Path):
+    from hafiza.vault.store.vault import Vault
+
+    return Vault.init(folder)
+
+
+def through(path: str, secrets: list[tuple[str, str, str]], lookalikes: list[tuple[str, str]]) -> dict:
+    """One write path on a fresh vault: what it refused, what reached git, what it refused by mistake."""
+    write = secret_writes.PATHS[path]
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:  # the MCP server may still write
+        vault = _vault(Path(tmp) / "vault")
+        refused = write(vault, [text for _, text, _ in secrets])
+        log_text = secret_writes.history(vault.root)
+        leaked = [name for name, _, value in secrets if value in log_text]
+        wrong = write(vault, [text for _, text in lookalikes])
+    return {"refused": sum(refused), "kept_out": len(secrets) - len(leaked), "total": len(secrets),
+            "leaked": leaked, "not_refused": [name for (name, _, _), r in zip(secrets, refused) if not r],
+            "false_positives": [name for (name, _), r in zip(lookalikes, wrong) if r], "lookalikes": len(lookalikes)}
+
+
+def linear() -> dict:
+    from hafiza.vault.guard.secrets import scan
+
+    out = {}
+    for name, text in ADVERSARIAL.items():
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            scan(text)
+            times.append(time.perf_counter() - started)
+        out[name] = round(statistics.median(times), 3)
+        log(f"  {name}: {out[name]} s")
+    return out
+
+
+def first_corpus() -> tuple[list, list]:
+    """secrets_corpus.py in the held-out corpus's shape (name, text, value)."""
+    secrets = [(name, text, secrets_corpus.SECRET_VALUES[name]) for name, text in secrets_corpus.SECRETS]
+    return secrets, secrets_corpus.LOOKALIKES
+
+
+def markdown(r: dict) -> str:
+    held, first = r["heldout"], r["first"]
+    lines = [f"# The secret guard on every write path, {r['date']}", "",
+             "`python bench/secret_guard.py --save`, on " + f"{r['machine']['cpu']} ({r['machine']['nproc']} cores, "
+             f"load {r['machine']['loadavg_1m']}), commit {r['machine']['commit']}.", "",
+             "## Passwords as people type them (tests/secrets_heldout.py)", "",
+             "| write path | refused / secrets | kept out of git | false positives / look-alikes |",
+             "|---|---|---|---|"]
+    for path, x in held.items():
+        lines.append(f"| {path} | {x['refused']} / {x['total']} | {x['kept_out']} / {x['total']} "
+                     f"| {len(x['false_positives'])} / {x['lookalikes']} |")
+    lines += ["", "Capture refuses only what reads as a statement (`Remember this: …`); a config file pasted "
+              "after the cue is not one, so it is neither refused nor written.", "",
+              "Known misses (tests/secrets_heldout.py `KNOWN_MISSES`, pinned by tests/test_secrets.py):", ""]
+    lines += [f"- `{name}`: {why}" for name, why in secrets_heldout.KNOWN_MISSES.items()]
+    lines += ["", "## The first corpus (tests/secrets_corpus.py: token formats, keys, split and hidden tokens)", "",
+              "| write path | refused / secrets | kept out of git | false positives / look-alikes |", "|---|---|---|---|"]
+    for path, x in first.items():
+        lines.append(f"| {path} | {x['refused']} / {x['total']} | {x['kept_out']} / {x['total']} "
+                     f"| {len(x['false_positives'])} / {x['lookalikes']} |")
+    lines += ["", "What reached git or was refused by mistake, by name:", ""]
+    for corpus, results in (("held-out", held), ("first", first)):
+        for path, x in results.items():
+            if x["leaked"] or x["false_positives"]:
+                lines.append(f"- {corpus} corpus, {path}: in git {x['leaked'] or 'none'}; look-alikes refused "
+                             f"{x['false_positives'] or 'none'}")
+    lines += ["", "## Linear time: `scan` on adversarial 1 MB texts (median of 3, seconds)", "",
+              "| text | s |", "|---|---|"]
+    lines += [f"| `{name!r}` | {s} |" for name, s in r["linear"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--save", action="store_true", help="write bench/results/secrets-<date>.{json,md}")
+    parser.add_argument("--paths", nargs="*", default=list(secret_writes.PATHS), help="only these write paths")
+    parser.add_argument("--render", metavar="JSON", help="only write the markdown again from a saved report")
+    args = parser.parse_args(argv)
+    if args.render:
+        import json
+
+        report = json.loads(Path(args.render).read_text())
+        save("secrets", report["date"], report, markdown(report))
+        return
+    os.environ.setdefault("GIT_AUTHOR_NAME", "bench")
+    os.environ.setdefault("GIT_AUTHOR_EMAIL", "bench@example.com")
+    os.environ.setdefault("GIT_COMMITTER_NAME", "bench")
+    os.environ.setdefault("GIT_COMMITTER_EMAIL", "bench@example.com")
+    report = {"date": dt.date.today().isoformat(), "machine": machine(), "heldout": {}, "first": {}}
+    for path in args.paths:
+        log(f"{path}: held-out corpus")
+        report["heldout"][path] = through(path, secrets_heldout.SECRETS, secrets_heldout.LOOKALIKES)
+        log(f"{path}: first corpus")
+        report["first"][path] = through(path, *first_corpus())
+    log("linear time")
+    report["linear"] = linear()
+    text = markdown(report)
+    print(text)
+    if args.save:
+        save("secrets", report["date"], report, text)
+
+
+if __name__ == "__main__":
+    main()
