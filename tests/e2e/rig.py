@@ -26,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
@@ -33,6 +34,11 @@ from typing import Self
 from clients import binary
 
 HAFIZA_SECONDS = 180
+# What only hafiza puts into a client's request or config: its fences, its tools' names, its MCP table. Tests look
+# for these (and a memory's own words), never for the word "hafiza" alone: a path holds it whenever the clone's
+# folder is named hafiza, the default (`make e2e` failed so on a fresh clone: issue 30, item 9).
+TRACES = ("<hafiza-", "</hafiza-", "hafiza-recall", "hafiza-profile", "mcp__hafiza", "mcp_hafiza_",
+          "mcp_servers.hafiza", "hafiza.cli.main", "hafiza hook", "hafiza mcp")
 
 
 class Rig:
@@ -122,6 +128,21 @@ class Run:
     def first(self) -> dict:
         assert self.bodies, f"no model request arrived:\n{self.proc.stdout}\n{self.proc.stderr[-3000:]}"
         return self.bodies[0]
+
+
+def traces(text: str, *memories: str) -> list[str]:
+    """The marks of hafiza found in `text` (a request body, a config file): TRACES and the `memories`' texts."""
+    lowered = text.lower()
+    return [mark for mark in (*TRACES, *memories) if mark.lower() in lowered]
+
+
+def wait_for(condition, seconds: float = 120, step: float = 0.25):
+    """`condition()`'s first true value, asked every `step` s for at most `seconds` (then its last value): for
+    what a client's process may finish after it exits, on a loaded machine."""
+    deadline = time.monotonic() + seconds
+    while not (found := condition()) and time.monotonic() < deadline:
+        time.sleep(step)
+    return found
 
 
 def lines(path: Path) -> list[str]:

@@ -11,7 +11,11 @@ default, and `claude -p` waits at most 2 s for them before its first request. `h
 1.7 s on a quiet machine but in 4.9 s while the hooks and the client started beside it on two busy
 cores; that first request offered `WaitForMcpServers` instead of hafiza's tools, and a scripted
 `remember` call got "No such tool available". With the variable set, the client waits for its servers,
-so the checks do not depend on the machine's load.
+so the checks do not depend on the machine's load. It waits for each server at most MCP_TIMEOUT ms (30 s by
+default); on a fresh clone under `make e2e` with other work on the cores, the `remember` run still found no
+commit (issue 30, item 9), so the runs give a server the longest start the client obeys (60 s; longer values are
+cut to it: anthropics/claude-code#16837) and a tool call 5 minutes (MCP_TOOL_TIMEOUT), and the check waits for
+the commit rather than reading the log the moment the client exits.
 
 Each `claude -p` run takes a few seconds, so the runs are module fixtures shared by the checks.
 """
@@ -36,7 +40,7 @@ from model_server import ModelServer, ToolUse  # noqa: E402
 RULE = "Always answer in Turkish when the user writes in Turkish."
 DEPLOY = "Deploys go through infra/deploy.sh with the blue-green flag; never push to production by hand."
 STAGING = "The staging database is reset every Monday at 06:00 UTC."
-RUN_SECONDS = 120
+RUN_SECONDS = 300  # a run waits up to 60 s for its MCP server (MCP_TIMEOUT) on a loaded machine
 # Set by the developer's shell or an agent session around the tests: none of it may reach the client.
 FOREIGN = ("ANTHROPIC_", "CLAUDE", "HAFIZA_", "XDG_", "MCP_", "GIT_")
 
@@ -57,7 +61,8 @@ class World(rig.Rig):
 
     def client_env(self) -> dict:
         return {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "MCP_CONNECTION_NONBLOCKING": "0"}  # see the module docstring
+                "MCP_CONNECTION_NONBLOCKING": "0", "MCP_TIMEOUT": "60000",
+                "MCP_TOOL_TIMEOUT": "300000"}  # see the module docstring
 
     def run(self, prompt: str, script=lambda prompt: "ok", *args: str) -> Run:
         session = str(uuid.uuid4())
@@ -154,14 +159,15 @@ def test_remember_through_the_client_commits(world):
                     lambda prompt: call if "staging" in prompt else "Saved.",
                     "--allowedTools", "mcp__hafiza__remember")
     assert len(run.bodies) == 2, [messages_text(b)[-500:] for b in run.bodies]
-    memory_id = "the-staging-database-is-reset-every-monday-at-06-00-utc"
-    log = world.git_subjects()
-    assert log[0] == f"hafiza: remember {memory_id}", log
-    text = (world.vault / "memories" / f"{memory_id}.md").read_text(encoding="utf-8")
-    assert STAGING in text and "type: fact" in text
     results = [block for message in run.bodies[1]["messages"] for block in message.get("content", [])
                if isinstance(block, dict) and block.get("type") == "tool_result"]
     assert [r["tool_use_id"] for r in results] == [call.id] and not results[0].get("is_error"), results
+    memory_id = "the-staging-database-is-reset-every-monday-at-06-00-utc"
+    committed = f"hafiza: remember {memory_id}"
+    log = rig.wait_for(lambda: committed in world.git_subjects() and world.git_subjects())
+    assert log and log[0] == committed, (world.git_subjects(), run.proc.stderr[-2000:])
+    text = (world.vault / "memories" / f"{memory_id}.md").read_text(encoding="utf-8")
+    assert STAGING in text and "type: fact" in text
     assert f'"id":"{memory_id}"' in json.dumps(results[0]["content"]).replace("\\", "")
     assert "Saved." in run.proc.stdout
 
@@ -218,7 +224,7 @@ def test_uninstall_leaves_nothing(uninstalled):
     assert list(state["mcpServers"]) == ["notes"], state["mcpServers"]
     assert {k: v for k, v in state.items() if k != "mcpServers"} == earlier
     body = json.dumps(u.run.first)
-    assert "hafiza" not in body, [body[m.start() - 80:m.end() + 80] for m in re.finditer("hafiza", body)]
+    assert not rig.traces(body, "blue-green flag", RULE), body[-3000:]  # no fence, tool or memory of hafiza's
     assert not [name for name in tool_names(u.run.first) if name.startswith("mcp__")]
     assert u.run.spool == [] and u.run.hook_log == []
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from responses_server import Call, ResponsesServer
-from rig import Rig
+from rig import Rig, traces
 
 RUN_SECONDS = 120
 PNPM = "For JavaScript projects the user always uses pnpm as the package manager, never npm or yarn."
@@ -249,10 +249,10 @@ def test_uninstall_leaves_codex_clean(trusted):
     spooled = len(trusted.spool())
     run = trusted.codex("which package manager should I use for the javascript frontend?", *NO_GRACE)
     sent = json.dumps([r.body for r in run.requests])
-    assert "hafiza" not in sent and "hook:" not in run.proc.stderr
+    assert not traces(sent, PNPM, DENIZ) and "hook:" not in run.proc.stderr
     assert len(trusted.spool()) == spooled
     assert not (trusted.codex_home / "hooks.json").exists()
-    assert "hafiza" not in trusted.config_toml()
+    assert not traces(trusted.config_toml())
     assert 'env_key = "HAFIZA_TEST_KEY"' in trusted.config_toml()  # the user's own settings stay
 
 

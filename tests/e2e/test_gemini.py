@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from gemini_server import FunctionCall, GeminiServer, Request
-from rig import Rig
+from rig import Rig, traces
 
 MODEL = "gemini-2.5-flash"  # pinned with -m: without it, every prompt first goes to a routing classifier
 RULE = "Production deploys only from main, after CI is green."               # a rule: in the profile
@@ -192,12 +192,12 @@ def test_uninstall_leaves_nothing(tmp_path_factory):
 
     after = rig.run("Which port does the billing staging database listen on?", ["Port 6543."], "--yolo")
     for request in after.requests:
-        assert "hafiza" not in json.dumps(request.body).lower(), request.texts
+        assert not traces(json.dumps(request.body), RULE, FACT), request.texts
         assert not any("<hook_context>" in text for text in request.texts)  # its system prompt names the tag
     assert after.first.function_declarations and not set(after.first.function_declarations) & HAFIZA_TOOLS
     time.sleep(1)  # a SessionEnd hook, had one run, would have spooled by now (it took ~0.1 s above)
     assert rig.spool() == spooled
-    assert "hafiza" not in after.proc.stderr.lower()
+    assert not traces(after.proc.stderr)
 
 
 def test_the_session_is_found_by_conversation_search_and_a_restatement_is_not_proposed(rig, recall_run, tool_run):
