@@ -42,13 +42,26 @@ def _memory_json(memory) -> dict:
     many("--supersedes", help="Id of a memory this one replaces; repeatable."),
     arg("--reason", help="Why, recorded in the commit."),
     arg("--to", metavar="NAME", help="Write to the team vault NAME (`hafiza vault list`) instead of yours."),
-    flag("--json", "as_json", help="Print the new memory as JSON."),
+    flag("--json", "as_json", help='Print the new memory as JSON (the existing one, with "duplicate": true, when '
+                                   "it was remembered already)."),
 )
 def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, reason, to, as_json):
-    """Remember TEXT (or stdin) as a new memory, in one commit (in your vault, or a team's with --to)."""
+    """Remember TEXT (or stdin) as a new memory, in one commit (in your vault, or a team's with --to).
+
+    The same text (spacing and case aside) in the same scope as an active memory is not written twice:
+    it says `already remembered as ID` and exits 0."""
+    from hafiza.vault.errors import AlreadyRemembered
+
     vault = open_vault(ctx, to=to)
-    memory = vault.remember(_text_arg(text), title=title, type=type_, tags=tags, aliases=aliases,
-                            scope=scope, id=id_, supersedes=supersedes, reason=reason)
+    try:
+        memory = vault.remember(_text_arg(text), title=title, type=type_, tags=tags, aliases=aliases,
+                                scope=scope, id=id_, supersedes=supersedes, reason=reason)
+    except AlreadyRemembered as same:  # not an error: what was asked for is in the vault (exit 0)
+        if as_json:
+            emit({**_memory_json(vault.get(same.existing)), "duplicate": True})
+        else:
+            print(same.message)
+        return
     if as_json:
         emit(_memory_json(memory))
     else:

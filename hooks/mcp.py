@@ -28,7 +28,7 @@ from hafiza.indexer.recall import MAX_QUERY_CHARS  # a query longer than recall 
 from hafiza.indexer.vaults import log_shown
 from hafiza.vault import __version__, episodes
 from hafiza.vault.store import usage
-from hafiza.vault.errors import HafizaError
+from hafiza.vault.errors import AlreadyRemembered, HafizaError
 from hafiza.vault.format.model import TYPES
 from hafiza.vault.format.paths import SIDECAR
 from hafiza.vault.sync.teams import PERSONAL, by_owner, owner
@@ -385,9 +385,12 @@ class Memories:
         (passwords, API keys, tokens); store where the secret lives instead. One memory per fact."""
         with tool_errors(rename={None: "to"} if to else None):
             vault = self._vault(ctx, to=to)
-            memory = vault.remember(text, title=title, type=type, tags=tags or (), aliases=aliases or (),
-                                    scope=self._scope(scope), supersedes=supersedes or (),
-                                    claims=[c.model_dump() for c in claims or ()])
+            try:
+                memory = vault.remember(text, title=title, type=type, tags=tags or (), aliases=aliases or (),
+                                        scope=self._scope(scope), supersedes=supersedes or (),
+                                        claims=[c.model_dump() for c in claims or ()])
+            except AlreadyRemembered as same:  # the agent gets the memory it meant, and is told so
+                return _ref(vault.get(same.existing)).model_copy(update={"warnings": [same.message]})
         return _ref(memory).model_copy(update={"warnings": vault.warnings + _alias_hint(memory)})
 
     def update(

@@ -785,3 +785,18 @@ def test_a_superseding_memory_takes_the_aliases_people_type(vault, tmp_path, how
     hits = json.loads(run_cli("search", "yarın canlıya çıkmak istiyorum, hangi branch?", "--json",
                               "--mode", "keyword").stdout)
     assert [h["id"] for h in hits][:1] == ["deploys-2"]
+
+
+def test_remembering_the_same_text_again_points_at_the_memory_that_has_it(vault):
+    """Issue 30, item 10: an exact duplicate (spacing and case aside) is not written twice, and is named."""
+    first = json.loads(run_cli("remember", "Deploys go out on Thursdays only.", "--json").stdout)
+    before = git_subjects(vault.root)
+    again = run_cli("remember", "deploys  go out on\nThursdays ONLY.")
+    assert again.returncode == 0 and again.stdout.strip() == (
+        f"already remembered as {first['id']} (the same text and scope); nothing written")
+    shown = json.loads(run_cli("remember", "Deploys go out on Thursdays only.", "--json").stdout)
+    assert shown == {**first, "duplicate": True}
+    assert git_subjects(vault.root) == before and len(list(vault.memories_dir.glob("*.md"))) == 1
+    other = json.loads(run_cli("remember", "Deploys go out on Thursdays only.", "--scope", "project:web",
+                               "--json").stdout)
+    assert other["id"] != first["id"] and "duplicate" not in other  # another scope is another memory

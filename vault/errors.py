@@ -39,6 +39,16 @@ class VaultLocked(HafizaError):
     exit_code = 5
 
 
+class AlreadyRemembered(HafizaError):
+    """A new memory whose text (spacing and case aside) and scope an active memory already has: nothing is
+    written. `existing` is that memory's id; `hafiza remember` says so and exits 0 (docs/commands.md)."""
+
+    def __init__(self, existing: str):
+        super().__init__(f"already remembered as {existing} (the same text and scope); nothing written",
+                         field="text")
+        self.existing = existing
+
+
 class GitError(HafizaError):
     def __init__(self, message: str, *, field: str | None = None, disk_full: bool = False):
         super().__init__(message, field=field)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import changes, journal, usage
 from hafiza.vault.format import ignore, layout, model
-from hafiza.vault.errors import FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
+from hafiza.vault.errors import AlreadyRemembered, FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
 from hafiza.vault.format.ids import is_valid_id, slugify, unique_id
 from hafiza.vault.files import DIR_MODE, MAX_FILE_BYTES, atomic_write
 from hafiza.vault.format.inputs import MAX_REASON_CHARS, MAX_TEXT_CHARS, _content_key, _input, _limit, _merge_aliases, _strings, inherit_aliases
@@ -379,12 +379,37 @@ class Vault(HandEdits):
         """Write a new memory; memories it supersedes are marked so in the same commit."""
         with self.transaction():
             memory = self.new_memory(text, supersedes=supersedes, **fields)
+            twin = self._twin(memory)
+            if twin is not None:
+                raise AlreadyRemembered(twin)
             olds = [self._superseded(old_id, memory.id) for old_id in memory.supersedes]
             memory = inherit_aliases(memory, olds)
             paths = [self.write_file(memory)] + [self.write_file(old) for old in olds]
             ids = " ".join([memory.id] + [f"(supersedes {o.id})" for o in olds])
             self.commit(paths, f"remember {ids}", "remember", reason)
         return memory.evolve(path=paths[0])
+
+    def _twin(self, memory: Memory) -> str | None:
+        """The id of an active memory with `memory`'s text and scope, spacing and case aside. Its id was
+        made from its title (`base`, `base-2`...): this one's, or the text's first words had its line
+        breaks been elsewhere. Only those few files are read."""
+        from hafiza.vault.format.text import first_line
+        from hafiza.vault.guard import secrets
+
+        taken, key = self.taken(), _content_key(memory)
+        for title in dict.fromkeys([memory.title, first_line(" ".join(memory.body.split()))]):
+            base = slugify(secrets.mask(title))
+            for n in range(1, 100):
+                other = base if n == 1 else f"{base}-{n}"
+                if other not in taken:
+                    break
+                try:
+                    found = self.get(other)
+                except HafizaError:
+                    continue
+                if found.status == "active" and _content_key(found) == key:
+                    return found.id
+        return None
 
     def _superseded(self, old_id: str, new_id: str) -> Memory:
         if old_id == new_id:
