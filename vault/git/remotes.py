@@ -107,10 +107,21 @@ class Remotes:
         return self.head()
 
 
+    def incoming(self, tip: str, have: list[str]) -> bytes:
+        """What the commits reachable from `tip` and from none of `have` change, oldest first: each commit's id
+        then its raw `diff-tree -r -c -z` entries (against its parent; a merge's only where it differs from
+        every parent). Read from the object store alone, before any of it reaches the work tree."""
+        revs = self._bytes("rev-list", "--reverse", "--topo-order", tip, *[f"^{sha}" for sha in have])
+        if not revs.strip():
+            return b""
+        return self._bytes("diff-tree", "--stdin", "-r", "-c", "--root", "--no-renames", "-z", input=revs)
+
     @classmethod
     def clone(cls, url: str, root: Path):
+        """Clone `url` into `root` without checking anything out (the caller looks at what came first)."""
         _require_git()
-        proc = _git(["clone", "--quiet", "--no-tags", "--end-of-options", url, str(root)], Path.cwd(), OFFLINE)
+        proc = _git(["clone", "--quiet", "--no-tags", "--no-checkout", "--end-of-options", url, str(root)], Path.cwd(),
+                    OFFLINE)
         if proc.returncode != 0:
             raise GitError(f"cannot clone {url}: {_reason(proc.stdout, proc.stderr, proc.returncode)}")
         return cls(root)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import secrets
 import shlex
+import shutil
 import socket
 import sys
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from hafiza.vault.files import DIR_MODE, atomic_write, read_regular
 from hafiza.vault.git import message
 from hafiza.vault.format.ids import unique_id
 from hafiza.vault.facts import is_fact_path
+from . import incoming
 from .merge import is_memory, reconcile, twice
 from hafiza.vault.format.paths import FACT_DOC, FACTS, MEMORIES
 
@@ -118,17 +120,26 @@ def clone(url: str, root: Path) -> Path:
                           "folder with --vault, or sync the one there with `hafiza remote set URL` and `hafiza sync`")
     if not url or url.startswith("-"):
         raise HafizaError(f"{url!r} is not a remote URL", field="url")
+    made = not root.exists()
     root.parent.mkdir(parents=True, exist_ok=True)
-    store = GitStore.clone(url, root)
+    store = GitStore.clone(url, root)  # nothing checked out yet: what came is looked at first
     root.chmod(0o700)
-    if store.head() is None:
+    track = None
+    tip = store.head()
+    if tip is None:
         try:  # the remote's HEAD names another branch (a bare repository made by `git init --bare` says master)
             tip = store.resolve(f"refs/remotes/{REMOTE}/{BRANCH}")
         except GitError:
             tip = None  # an empty remote: the vault's first commit goes out with the first sync
         store.set_head(BRANCH)
-        if tip is not None:
-            store.check_out(tip, track=f"{REMOTE}/{BRANCH}")
+        track = f"{REMOTE}/{BRANCH}"
+    if tip is not None:
+        try:
+            incoming.check(store, tip, [], url)
+        except HafizaError:
+            shutil.rmtree(root if made else store.git_dir)  # only the clone just made: nothing was checked out
+            raise
+        store.check_out(tip, track=track)
     return root
 
 
@@ -156,6 +167,8 @@ def sync(vault, remote: str = REMOTE, branch: str = BRANCH) -> Report:
         tip = _reach(lambda: git.fetch(remote, branch), remote, url)
         with vault.transaction():
             before = git.head()
+            if tip is not None:
+                incoming.check(git, tip, [before] if before else [], f"{remote} ({url})")
             _merge(vault, tip, remote, branch, report)
             _repair(vault, report)  # what came in may hold the markers of a merge made elsewhere without the driver
             head = git.head()

@@ -1,0 +1,147 @@
+"""What a remote sends is checked before it lands (issue 29, items 3 and 4): a hostile remote's symlinks,
+gitlinks and `.hafiza` are refused before the merge with the vault still working, and a memory holding a
+secret that comes in is quarantined: kept, never indexed, recalled, shown or put in the profile."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import git, run_cli
+from hafiza.vault.errors import HafizaError
+from hafiza.vault.store.vault import Vault
+from hafiza.vault.sync.machines import set_remote, sync
+
+
+@pytest.fixture
+def remote(tmp_path):
+    path = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(path))
+    return path
+
+
+@pytest.fixture
+def mine(tmp_path, remote) -> Vault:
+    """This machine's vault, one memory, synced with `remote`."""
+    vault = Vault.init(tmp_path / "mine")
+    vault.remember("Deploy to production only from main, after CI is green.", title="Production deploys from main")
+    set_remote(vault, str(remote))
+    sync(vault)
+    return vault
+
+
+def attack(tmp_path: Path, remote: Path, change) -> str:
+    """Push a commit made with plain git on another clone of `remote`: `change(work)` edits its work tree
+    and index; the commit's id."""
+    work = tmp_path / f"attacker-{len(list(tmp_path.glob('attacker-*')))}"
+    git(tmp_path, "clone", "-q", str(remote), str(work))
+    change(work)
+    git(work, "add", "-A", "--force")  # past the .gitignore hafiza wrote, as an attacker would
+    git(work, "commit", "-q", "-m", "a change from elsewhere")
+    git(work, "push", "-q", "origin", "HEAD:main")
+    return git(work, "rev-parse", "HEAD").strip()
+
+
+def symlink(rel: str, target: str = "/tmp"):
+    def change(work: Path):
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).symlink_to(target)
+    return change
+
+
+def regular(rel: str, text: str = "x\n"):
+    def change(work: Path):
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+    return change
+
+
+def gitlink(rel: str):
+    def change(work: Path):  # a repository inside the work tree: `git add` records it as a gitlink
+        (work / rel).mkdir(parents=True)
+        git(work / rel, "init", "-q")
+        git(work / rel, "commit", "-q", "--allow-empty", "-m", "inner")
+    return change
+
+
+# ---- item 3: nothing but regular files, nothing of hafiza's or git's own
+
+REFUSED = {
+    "sidecar-symlink": (symlink(".hafiza"), ".hafiza"),
+    "memory-symlink": (symlink("memories/creds.md", "/etc/passwd"), "memories/creds.md"),
+    "sidecar-files": (regular(".hafiza/index/MAIN_1.toc"), ".hafiza/index/MAIN_1.toc"),
+    "sidecar-by-case": (regular(".Hafiza./x"), ".Hafiza./x"),
+    "gitlink": (gitlink("memories/sub"), "memories/sub"),
+    "gitmodules": (regular(".gitmodules", '[submodule "s"]\n\tpath = s\n\turl = ../s\n'), ".gitmodules"),
+    "nested-attributes": (regular("memories/.gitattributes", "*.md -text\n"), "memories/.gitattributes"),
+    "lfs-filter": (regular(".gitattributes", "memories/*.md merge=hafiza\n*.md filter=lfs diff=lfs\n"),
+                   ".gitattributes"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_a_remote_commit_a_vault_must_not_hold_is_refused_before_the_merge(mine, tmp_path, remote, name):
+    change, path = REFUSED[name]
+    head, sidecar = git(mine.root, "rev-parse", "HEAD"), sorted(os.listdir(mine.sidecar))
+    bad = attack(tmp_path, remote, change)
+
+    with pytest.raises(HafizaError) as refused:
+        sync(mine)
+    assert bad[:12] in refused.value.message and repr(path) in refused.value.message
+    assert "\n" not in refused.value.message and "Nothing was merged" in refused.value.message
+    assert git(mine.root, "rev-parse", "HEAD") == head and git(mine.root, "status", "--porcelain") == ""
+    assert mine.sidecar.is_dir() and not mine.sidecar.is_symlink() and sorted(os.listdir(mine.sidecar)) == sidecar
+    mine.remember("Staging deploys go through Argo.")  # the vault still works
+    with pytest.raises(HafizaError):
+        sync(mine)  # and the next sync refuses the same commit again
+
+
+def test_what_a_vault_may_hold_comes_in(mine, tmp_path, remote):
+    """Obsidian's shared settings, a picture, a .gitignore, hafiza's own .gitattributes lines."""
+    def change(work: Path):
+        for rel in (".obsidian/app.json", "pictures/board.png", "notes/.gitignore"):
+            regular(rel)(work)
+        with open(work / ".gitattributes", "a") as fh:
+            fh.write("*.png binary\n")
+
+    attack(tmp_path, remote, change)
+    sync(mine)
+    assert (mine.root / ".obsidian/app.json").is_file() and (mine.root / "pictures/board.png").is_file()
+
+
+def test_a_hostile_remote_s_sidecar_symlink_is_refused_on_the_command_line(tmp_path, remote):
+    """As a user meets it: `hafiza sync` says one line and the vault keeps working."""
+    run_cli("init")
+    run_cli("remember", "Deploy to production only from main.", "--title", "Production deploys from main")
+    run_cli("remote", "set", str(remote))
+    run_cli("sync")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    bad = attack(tmp_path, remote, symlink(".hafiza", str(elsewhere)))
+
+    done = run_cli("sync", check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and bad[:12] in done.stderr and "'.hafiza'" in done.stderr
+    vault = tmp_path / "vault"
+    assert (vault / ".hafiza").is_dir() and not (vault / ".hafiza").is_symlink()
+    run_cli("remember", "Staging deploys go through Argo.", "--title", "Staging deploys")
+    assert "production-deploys-from-main" in run_cli("search", "production deploys").stdout
+    assert "no problems" in run_cli("doctor", check=False).stdout or "FAIL" not in run_cli("doctor", check=False).stdout
+    assert os.listdir(elsewhere) == []
+
+
+def test_init_from_and_vault_add_refuse_a_hostile_remote_and_leave_nothing(tmp_path, remote, mine):
+    attack(tmp_path, remote, symlink(".hafiza"))
+    fresh = tmp_path / "fresh"
+    done = run_cli("init", "--from", str(remote), env={"HAFIZA_VAULT": str(fresh)}, check=False)
+    assert done.returncode == 1 and "'.hafiza'" in done.stderr and "Traceback" not in done.stderr
+    assert not fresh.exists()
+
+    run_cli("init")
+    added = run_cli("vault", "add", "team", str(remote), check=False)
+    assert added.returncode == 1 and "'.hafiza'" in added.stderr
+    assert "no team vaults" in run_cli("vault", "list").stdout
+    assert not list((tmp_path / "home").rglob("teams/team/.git"))
