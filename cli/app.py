@@ -227,11 +227,11 @@ def emit(data) -> None:
 
 def progress_factory():
     """A callable(done, total, label) that draws a progress bar on stderr once there is enough work to
-    show, and only on a terminal."""
+    show (any embedding: the model's load alone takes seconds), and only on a terminal."""
     bars: dict[str, Bar] = {}
 
     def update(done: int, total: int, label: str = "indexing") -> None:
-        if total >= 50 and sys.stderr.isatty():
+        if (total >= 50 or label == "embedding") and sys.stderr.isatty():
             bars.setdefault(label, Bar(label, total)).update(done)
 
     return update

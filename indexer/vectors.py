@@ -581,6 +581,8 @@ def _embed_all(embedder: Embedder, texts: list[str], progress: Progress | None) 
     """The rows of `texts`, as stored: a batch is encoded as it comes (a rebuild at 100,000 memories
     held every row in float32 first, 410 MB)."""
     out = np.zeros((len(texts), embedder.dim), dtype=STORED)
+    if progress is not None and texts:
+        progress(0, len(texts))  # before the first batch, which loads the model: `init --from` sat silent 19 s
     for start in range(0, len(texts), BATCH):
         batch = texts[start:start + BATCH]
         vectors = np.asarray(embedder.embed(batch), dtype=np.float32)

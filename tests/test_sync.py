@@ -626,3 +626,35 @@ def test_an_open_conflict_is_recalled_as_two_texts_labelled_in_conflict(tmp_path
     text = context_of(hook("claude-code", "UserPromptSubmit", {**prompt, "session_id": "s-2"},
                            {"HAFIZA_VAULT": str(a.root)}))
     assert "in conflict" not in text and "friday-push" in text
+
+
+def test_init_from_shows_its_embedding_on_a_terminal_from_the_start(tmp_path, remote):
+    """Issue 30, item 10: `init --from` sat silent while the model loaded; on a terminal a bar shows from
+    0%, before the first batch (which loads the model); on a pipe nothing is drawn."""
+    import pty
+
+    a = Vault.init(tmp_path / "a")
+    a.import_many([{"text": f"Note {n} about the build, kept for the team."} for n in range(20)], "test")
+    set_remote(a, str(remote))
+    sync(a)
+    argv = [sys.executable, "-m", "hafiza.cli.main", "--vault", str(tmp_path / "b"), "init", "--from", str(remote)]
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower, text=True,
+                              timeout=120)
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's other end closed and all of it was read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0 and "20 memories indexed" in proc.stdout
+    assert "embedding [" in shown.decode() and "  0%  0/" in shown.decode()
+    piped = run_cli("--vault", str(tmp_path / "c"), "init", "--from", str(remote))
+    assert piped.stderr == ""
