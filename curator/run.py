@@ -230,7 +230,9 @@ def run(vault, *, embedder=None, provider=None, projects=None, profile_cap=None,
     if not dry_run:
         with vault.transaction():
             pass  # records hand edits and finishes an interrupted write: proposals start from a clean main
-    refresh_all(vault.root, progress, embedder)
+    # Waits for an embedding in progress (the one an import or a write started in the background): a run
+    # right after `hafiza import` read no vectors and went by words alone, without saying so (issue 30, item 4).
+    refresh_all(vault.root, progress, embedder, wait=True)
     corpus = load(vault, vectors=sidecar_vectors(vault.root, embedder), projects=projects)
     profile = build_profile(Index(vault.root), vault.root, None, profile_cap)
     report = curate(vault, corpus, provider=provider, pending=usage.pending(vault.sidecar), profile=profile,

@@ -6,6 +6,7 @@ still found by keywords.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -28,13 +29,15 @@ WARM_EMBEDS = 50
 REBUILD_WAIT = 600.0  # seconds a rebuild waits for a sync in progress (20,000 memories embed in ~5 min)
 
 
-def refresh_all(root: Path, progress=None, embedder=None, rebuild: bool = False, quick: bool = False) -> SyncReport:
+def refresh_all(root: Path, progress=None, embedder=None, rebuild: bool = False, quick: bool = False,
+                wait: bool = False) -> SyncReport:
     """Sync the index (incrementally, from scratch with `rebuild`, or with `quick` only what hafiza's
-    writes changed) and then the vectors of `embedder` (none when it is None)."""
+    writes changed) and then the vectors of `embedder` (none when it is None); with `wait`, the vectors are
+    complete when it returns, though another process was embedding (see `sync_vectors`)."""
     index = Index(root)
     report = index.rebuild(progress) if rebuild else index.sync(progress, quick=quick)
     if embedder is not None:
-        sync_vectors(index, embedder, progress, rebuild)
+        sync_vectors(index, embedder, progress, rebuild, wait=wait)
     return report
 
 
@@ -89,7 +92,7 @@ def embed_later(root: Path) -> None:
 
 
 def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
-                 limit: int | None = None, view=None) -> tuple[int, int]:
+                 limit: int | None = None, view=None, wait: bool = False) -> tuple[int, int]:
     """Embed what is new or changed since the last sync; returns (embedded, removed).
     With `limit`, does nothing when more than that many memories need embedding. `view` (a
     search.View that has read every document: the warm process's) lists the documents when it is
@@ -98,7 +101,8 @@ def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
     Writers sync one at a time, each from the files as they are once it holds
     the lock, so none saves vectors that lack another's memory. A writer that
     finds the lock held leaves a note instead of waiting out the embedding:
-    the holder runs once more when it sees the note (a rebuild waits its turn).
+    the holder runs once more when it sees the note (a rebuild waits its turn, and so does a caller that
+    reads the vectors next and must not find them half made: `wait`, the curator's).
     """
     from hafiza.vault.store.lock import locked, try_locked
 
@@ -112,13 +116,22 @@ def sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,
         index.sidecar.mkdir(parents=True, exist_ok=True)
         wanted.touch()
     while wanted.exists():
-        with try_locked(lock) as got:
+        with (_waited(lock) if wait else try_locked(lock)) as got:
             if not got:
                 return done  # the holder syncs again: it finds `wanted` when it lets go
             wanted.unlink(missing_ok=True)
             embedded, removed = _sync_vectors(index, embedder, progress, limit=limit, view=view)
             done = (done[0] + embedded, done[1] + removed)
     return done
+
+
+@contextmanager
+def _waited(lock: Path):
+    """The vectors' lock, once a sync in progress lets go of it (as `try_locked` yields it: True)."""
+    from hafiza.vault.store.lock import locked
+
+    with locked(lock, timeout=REBUILD_WAIT, what="vector store"):
+        yield True
 
 
 def _sync_vectors(index: Index, embedder, progress=None, rebuild: bool = False,

@@ -7,6 +7,8 @@ import json
 import re
 import shutil
 import subprocess
+import sys
+import time
 
 import pytest
 from conftest import git, git_subjects, project_repo, run_cli
@@ -250,6 +252,23 @@ def test_the_sidecars_vectors_are_read_as_unit_vectors_so_a_look_alike_is_not_a_
     assert cosines and all(-1.0 <= c <= 1.0 for c in cosines)
     assert [(f["kind"], sorted(f["memories"])) for f in report["findings"]] == [
         ("related", ["access-logs", "error-logs"])]
+
+
+def test_a_run_waits_for_an_embedding_in_progress_instead_of_going_by_words_alone(vault):
+    """An import embeds in a background process; a run started meanwhile found the vectors' lock held, read no
+    vectors and judged by words alone, without a word (issue 30, item 4)."""
+    from hafiza.indexer.refresh import VECTORS_LOCK, VECTORS_WANTED
+    from hafiza.vault.store.lock import locked
+
+    vault.remember("Nginx access logs on the web box are kept for two weeks, then rotated", id="access-logs")
+    vault.remember("Nginx error logs on the web box are kept for three months, then rotated", id="error-logs")
+    with locked(vault.sidecar / VECTORS_LOCK, what="vector store"):  # an embedding in progress
+        run = subprocess.Popen([sys.executable, "-m", "hafiza.cli.main", "curate", "--dry-run", "--json"],
+                               stdout=subprocess.PIPE, text=True)
+        while not (vault.sidecar / VECTORS_WANTED).exists() and run.poll() is None:
+            time.sleep(0.01)  # the run asked for the vectors; it finds the lock held
+    report = json.loads(run.communicate(timeout=120)[0])
+    assert report["findings"] and all(f["evidence"].startswith("cosine ") for f in report["findings"])  # not "no vectors"
 
 
 def test_aliases_are_checked_by_code(vault):
