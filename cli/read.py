@@ -153,6 +153,9 @@ def show(ctx, memory_id, as_json):
     from hafiza.vault.files import read_text
     from hafiza.vault.format.text import visible
 
+    if memory_id.startswith("fact:"):  # a recalled fact's id: its note is what there is to show
+        _show_fact(vault_root(ctx), memory_id, as_json)
+        return
     text = None if as_json else _own_text(vault_root(ctx), memory_id)
     if text is None:
         from hafiza.vault.format import model
@@ -163,6 +166,29 @@ def show(ctx, memory_id, as_json):
             return
         text = read_text(memory.path)
     print(visible(text), end="")  # escapes (ESC, BEL, U+202E...) are shown, not acted on by the terminal
+
+
+def _show_fact(root, fact_id: str, as_json: bool) -> None:
+    """The fact note an attribute's id (`fact:acme/city`) names, as `show` prints a memory; which note it
+    is goes to stderr, so the note alone is on stdout."""
+    from hafiza.vault.errors import MemoryNotFound
+    from hafiza.vault.facts import note_of
+    from hafiza.vault.files import read_text
+    from hafiza.vault.format.text import visible
+
+    note = note_of(fact_id)
+    try:
+        text = read_text(root / note) if note else None
+    except (OSError, UnicodeDecodeError):  # NotRegularFile too: a link by that name is not followed
+        text = None
+    if text is None:
+        raise MemoryNotFound(f"no fact {fact_id!r}" + (f" (no note {note})" if note else "") +
+                             "; `hafiza fact list` lists the notes", field="id")
+    if as_json:
+        emit({"id": fact_id, "path": note, "body": text})
+        return
+    err(f"{fact_id} is an attribute of the fact note {note} (`hafiza fact history` has its past values):")
+    print(visible(text), end="")
 
 
 def _own_text(root, memory_id: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -301,8 +302,13 @@ def test_a_fact_memory_the_note_contradicts_is_proposed_for_supersede(vault):
 
 
 def test_a_recalled_fact_id_points_to_its_note_and_its_use_is_recorded(acme):
-    shown = run_cli("show", "fact:acme-a-s/based-in", check=False)
-    assert shown.returncode == 3 and "fact note facts/acme-a-s.md" in shown.stderr
+    shown = run_cli("show", "fact:acme-a-s/based-in")  # issue 30, item 10: it was an error
+    assert "fact note facts/acme-a-s.md" in shown.stderr and "İzmir" in shown.stdout
+    assert shown.stdout == (acme.root / "facts" / "acme-a-s.md").read_text()
+    data = json.loads(run_cli("show", "fact:acme-a-s/based-in", "--json").stdout)
+    assert data["path"] == "facts/acme-a-s.md" and "İzmir" in data["body"]
+    gone = run_cli("show", "fact:nobody/based-in", check=False)
+    assert gone.returncode == 3 and gone.stderr.startswith("Error: no fact 'fact:nobody/based-in' (no note")
     assert "İzmir" in run_cli("fact", "show", "acme-a-s").stdout  # the file name works as the entity's name
     assert acme.record_use(["fact:acme-a-s/based-in"]) == ["fact:acme-a-s/based-in"]
     with pytest.raises(HafizaError, match="no memory"):
