@@ -21,6 +21,7 @@ HISTORY_WORDS = ("previously", "formerly", "earlier", "history", "eskiden", "ön
 
 def documents(note: facts.Note, digest: str) -> list[dict]:
     """The index fields of each current attribute of `note` (see indexer/index.py `document`)."""
+    from .lexicon import concepts_text
     from .search import query_terms
     from .text import prefixes
 
@@ -43,7 +44,8 @@ def documents(note: facts.Note, digest: str) -> list[dict]:
             "alias_terms": [terms for terms in map(query_terms, aliases) if terms],
             "tags": note.kind or "",
             "body": body,
-            "prefixes": prefixes(" ".join((note.entity, attribute.name, " ".join(aliases), body))),
+            "prefixes": prefixes(words := " ".join((note.entity, attribute.name, " ".join(aliases), body))),
+            "concepts": concepts_text(words),
             "type": "fact",
             "scope": note.scope,
             "status": "active",

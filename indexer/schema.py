@@ -3,16 +3,21 @@
 Whoosh is imported only when a schema is built: a writer reads the constants and never loads it.
 """
 
-SCHEMA_VERSION = 7  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
+SCHEMA_VERSION = 8  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
                     # 4: a title made from the text is stored, not indexed, 5: the manifest in SQLite, with a catalog,
-                    # 6: the prefixes field, and alias_terms without the general stop words, 7: conflict)
+                    # 6: the prefixes field, and alias_terms without the general stop words, 7: conflict, 8: the
+                    # concepts field; also bump it when data/lexicon.tsv changes, with LEXICON_DIGEST)
+LEXICON_DIGEST = "84121350345394ad"  # sha256 of data/lexicon.tsv, its first 16 hex digits, as this version indexes it
 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.
 # `prefixes`: each longer word of the memory cut to its first PREFIX letters, so that a Turkish word with another
 # ending ("veritabanını", "portunu") still meets the memory's form, below every exact field (text.prefix).
-FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0, "prefixes": 0.5}
+# `concepts`: the lexicon's concepts the memory's words name (indexer/lexicon.py), so another wording of the same
+# thing, in either language, meets it, below every exact field (0.5 and 2.0: tuning recall@2 as at 1.0 or lower).
+FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "tags": 2.0, "body": 1.0, "prefixes": 0.5, "concepts": 1.0}
 PREFIXES = "prefixes"
-INDEX_ONLY = ("body", "prefixes")  # the fields indexed but not stored (see schema); every other field is stored
+CONCEPTS = "concepts"
+INDEX_ONLY = ("body", "prefixes", "concepts")  # the fields indexed but not stored (see schema); every other field is stored
 ALIAS_SEPARATOR = " | "  # between a memory's aliases in the stored field
 TAG_SEPARATOR = ", "     # between its tags
 SNIPPET_CHARS = 500      # a document's stored snippet: the body's start, also what is embedded of it
@@ -38,6 +43,7 @@ def schema():
         tags=TEXT(analyzer=text, stored=True, phrase=False),
         body=TEXT(analyzer=text, phrase=False),  # INDEX_ONLY
         prefixes=TEXT(analyzer=text, phrase=False),  # INDEX_ONLY: text.prefixes of the fields above
+        concepts=TEXT(analyzer=text, phrase=False),  # INDEX_ONLY: lexicon.concepts_text of the same
         type=ID(stored=True),
         scope=ID(stored=True),
         status=ID(stored=True),

@@ -12,14 +12,19 @@ from hafiza.vault.store import usage
 from . import impact, rank, topk
 from .hits import Hit  # noqa: F401  (re-exported: what recall returns)
 from .text import prefix, terms
-from .schema import FIELD_BOOSTS, PREFIXES
+from .schema import CONCEPTS, FIELD_BOOSTS, PREFIXES
 from .stopwords import informative
 
-TEXT_FIELDS = tuple(f for f in FIELD_BOOSTS if f not in ("aliases", PREFIXES))
-EXACT_FIELDS = tuple(f for f in FIELD_BOOSTS if f != PREFIXES)
+TEXT_FIELDS = tuple(f for f in FIELD_BOOSTS if f not in ("aliases", PREFIXES, CONCEPTS))
+EXACT_FIELDS = tuple(f for f in FIELD_BOOSTS if f not in (PREFIXES, CONCEPTS))
+WORD_FIELDS = tuple(f for f in FIELD_BOOSTS if f != CONCEPTS)  # searched for each query word
 # How much a word counts as evidence (coverage, the floor's IDF) when a memory holds only another form of it
 # (the same first letters, text.prefix): less than the word itself. Issue 34, lever 1.
 PREFIX_EVIDENCE = 0.5  # 1.0: tuning recall@2 0.837 against 0.833, held-out chit-chat silence 0.883 against 0.90
+# The same for a word that names a concept of the lexicon the memory also names in other words (lexicon.py): in
+# full for ranking (0.5 moved nothing on the tuning and held-out sets; 1.0: cross-language recall@2 0.756 -> 0.878),
+# but the floor counts it in full only with the meaning channel's support (recall.Floor.concept).
+CONCEPT_EVIDENCE = 1.0
 GATHER = 50  # candidates per channel: gather wide, cut late
 K1, B = 1.2, 0.75  # BM25 parameters (Whoosh's BM25F defaults)
 MAX_CACHED_POSTINGS = 4_000_000  # postings read from Whoosh (~10 bytes each) kept by a long-lived View
@@ -258,7 +263,7 @@ class View:
         return found
 
 
-def keyword_channel(view: View, words, *, also=(), asked=None, project=None, all_scopes=False,
+def keyword_channel(view: View, words, *, also=(), asked=None, concepts=None, project=None, all_scopes=False,
                     include_inactive=False, limit=GATHER):
     """[(stored fields, bm25, matched)] best first (ties: the earlier document).
 
@@ -268,7 +273,9 @@ def keyword_channel(view: View, words, *, also=(), asked=None, project=None, all
     `asked` is all of the query's terms (default `words`, which may be only
     its rarest). Words in `also` are not searched for, only reported when a
     found memory holds them (recent turns' words: see recall._sharpen), and
-    weighed the same way.
+    weighed the same way. `concepts` maps each concept of the lexicon the
+    query names to the query words that name it: a memory that names the
+    concept too holds those words as CONCEPT_EVIDENCE.
 
     Scores are the sum over every posting of the query's words, as Whoosh's
     BM25F defines it, but the lists are read best share first and reading
@@ -278,10 +285,12 @@ def keyword_channel(view: View, words, *, also=(), asked=None, project=None, all
     (bench/results/keyword-scale-2026-12-01.md). Whoosh's own block-skipping
     search dropped some top documents above 5,000 (4 of 188 queries at 20,000).
     """
-    if not words:
+    if not words and not concepts:
         return []
-    lists = [(i, field, term) for i, word in enumerate(words) for field in FIELD_BOOSTS
+    lists = [((word,), field, term) for word in words for field in WORD_FIELDS
              if (key := (prefix(word) if field == PREFIXES else word)) and (term := view.term(field, key)).parts]
+    lists += [(owners, CONCEPTS, term) for concept, owners in (concepts or {}).items()
+              if (term := view.term(CONCEPTS, concept)).parts]
     scope = (project, all_scopes, include_inactive)
     if view.dense:
         from . import dense
@@ -295,18 +304,15 @@ def keyword_channel(view: View, words, *, also=(), asked=None, project=None, all
     also_aliases = {w: view.holding(w, ("aliases",), docnums) for w in also}
     out = []
     for docnum, score, bits in best:
-        in_text = in_aliases = in_prefixes = 0  # which of `words` the document holds, as bits
-        for j, (i, field, _) in enumerate(lists):
+        held = {"aliases": set(), PREFIXES: set(), CONCEPTS: set(), "text": set()}  # which words, by where
+        for j, (owners, field, _) in enumerate(lists):
             if bits >> j & 1:
-                if field == "aliases":
-                    in_aliases |= 1 << i
-                elif field == PREFIXES:
-                    in_prefixes |= 1 << i
-                else:
-                    in_text |= 1 << i
-        matched = {w: 1.0 for i, w in enumerate(words) if (in_text | in_aliases) >> i & 1}
-        matched.update((w, PREFIX_EVIDENCE) for i, w in enumerate(words) if in_prefixes >> i & 1 and w not in matched)
-        alias_only = [w for i, w in enumerate(words) if in_aliases >> i & 1 and not in_text >> i & 1]
+                held[field if field in held else "text"].update(owners)
+        in_text, in_aliases = held["text"], held["aliases"]
+        matched = dict.fromkeys(in_text | in_aliases, 1.0)
+        matched.update((w, PREFIX_EVIDENCE) for w in held[PREFIXES] if w not in matched)
+        matched.update((w, Concept(CONCEPT_EVIDENCE)) for w in held[CONCEPTS] if w not in matched)
+        alias_only = [w for w in words if w in in_aliases and w not in in_text]
         for w in (w for w in also if w not in matched):
             if docnum in also_text[w]:
                 matched[w] = 1.0
@@ -317,6 +323,13 @@ def keyword_channel(view: View, words, *, also=(), asked=None, project=None, all
             matched.update((w, weights.get(w, 0.0)) for w in alias_only)
         out.append((view.doc(docnum), score, matched))
     return out
+
+
+class Concept(float):
+    """A word's evidence where the memory holds only a concept the word names (lexicon.py): the floor counts
+    it for less than ranking does (recall.Floor.concept)."""
+
+    __slots__ = ()
 
 
 def alias_weights(phrases: list[frozenset[str]], asked: set[str]) -> dict[str, float]:

@@ -116,10 +116,12 @@ def test_a_whole_version_outranks_a_shared_part(recall):
 
 
 def test_no_stemming_through_the_index(recall):
+    # The releases follow only as the lexicon's concept "deploy" (indexer/lexicon.py), not as a word.
     exact = recall.search("deployment", mode="keyword", all_scopes=True)
-    assert [h.id for h in exact] == ["stem"] and exact[0].parts["idf"] == pytest.approx(1.0)
+    assert [h.id for h in exact][:1] == ["stem"] and exact[0].parts["idf"] == pytest.approx(1.0)
+    assert all(h.parts.get("concept") == h.parts["idf"] for h in exact[1:])
     # Another form meets the word only through its first letters (the prefixes field), as half the evidence.
     other = recall.search("deploy", mode="keyword", all_scopes=True)
-    assert [h.id for h in other] == ["stem"] and other[0].parts["idf"] == pytest.approx(0.5)
+    assert [h.id for h in other][:1] == ["stem"] and other[0].parts["idf"] == pytest.approx(0.5)
     assert other[0].score < exact[0].score
     assert ids(recall, "depo") == []  # a word of 5 letters or fewer is never cut

@@ -229,9 +229,10 @@ def _whoosh_ranking(view, words, limit=50):
     from whoosh.query import Or, Term
 
     from hafiza.indexer.schema import FIELD_BOOSTS, PREFIXES
+    from hafiza.indexer.search import WORD_FIELDS
     from hafiza.indexer.text import prefix
 
-    query = Or([Term(f, prefix(w) if f == PREFIXES else w, boost=b) for w in words for f, b in FIELD_BOOSTS.items()
+    query = Or([Term(f, prefix(w) if f == PREFIXES else w, boost=FIELD_BOOSTS[f]) for w in words for f in WORD_FIELDS
                 if f != PREFIXES or prefix(w)])
     with view.ix.searcher(weighting=scoring.BM25F()) as searcher:
         return [(hit.docnum, hit.score) for hit in searcher.search(query, limit=limit)]

@@ -16,7 +16,7 @@ import pytest
 from hafiza.indexer import cold, impact, topk
 from hafiza.indexer.index import Index
 from hafiza.indexer.schema import FIELD_BOOSTS, PREFIXES
-from hafiza.indexer.search import EXACT_FIELDS, GATHER, K1, B, View, keyword_channel, query_terms, visible
+from hafiza.indexer.search import EXACT_FIELDS, GATHER, K1, WORD_FIELDS, B, View, keyword_channel, query_terms, visible
 from hafiza.indexer.text import prefix
 from hafiza.vault.store.vault import Vault
 
@@ -107,7 +107,8 @@ def exhaustive(view: View, docs: dict, words, limit, project=None, all_scopes=Fa
     count = reader.doc_count_all()
     total: dict[int, float] = {}
     for word in words:
-        for field, boost in FIELD_BOOSTS.items():
+        for field in WORD_FIELDS:  # the concepts field is searched for a query's concepts, not its words
+            boost = FIELD_BOOSTS[field]
             key = prefix(word) if field == PREFIXES else word  # the prefixes field holds words cut short
             if not key or (field, key) not in reader:
                 continue

@@ -1,0 +1,66 @@
+"""The developer lexicon: another wording of the same thing, in either language, meets a memory (issue 34)."""
+
+import hashlib
+
+import pytest
+
+from hafiza.indexer import lexicon, schema
+from hafiza.indexer.embed import HashEmbedder
+from hafiza.indexer.recall import FLOOR, Floor, Recall, relevant
+from hafiza.indexer.refresh import refresh_all
+from hafiza.indexer.text import terms
+
+
+def test_the_indexed_lexicon_is_the_one_the_schema_version_names():
+    # Editing the lexicon changes what every memory is indexed with: the schema version must change with it.
+    digest = hashlib.sha256(lexicon.DATA.read_bytes()).hexdigest()[:16]
+    assert digest == schema.LEXICON_DIGEST, "data/lexicon.tsv changed: bump SCHEMA_VERSION and LEXICON_DIGEST"
+
+
+@pytest.mark.parametrize("text, concept", [
+    ("staging veritabanını kim yönetiyor", "database"),   # a Turkish ending on a long word
+    ("yetkisi yok", "access"),
+    ("canlıya çıkış ne zaman", "deploy"),                 # a phrase
+    ("CANLIYA ÇIKIŞ", "deploy"),                          # folded
+    ("hatalar nerede", "bug"),                            # an ending on a short word
+])
+def test_words_name_their_concepts_whatever_their_ending(text, concept):
+    assert concept in lexicon.lexicon().concepts(terms(text))
+
+
+def test_a_short_word_meets_only_its_endings_and_a_lone_stop_word_no_concept():
+    found = lexicon.lexicon().concepts
+    assert "log" in found(terms("loglarda")) and "log" not in found(terms("login"))
+    assert "new" not in found(terms("new"))  # "new" is a stop word: a group of it alone names nothing
+
+
+def test_a_tab_separated_group_is_one_concept_named_by_its_first_word():
+    small = lexicon.Lexicon("# comment\nrollout\tyayına alma\tcanlıya çıkmak\n")
+    assert small.concepts(terms("yayına almadan önce")) == {"rollout": ("yayina", "almadan")}
+    assert small.concepts(terms("canlıya çıkmak")) == {"rollout": ("canliya", "cikmak")}
+    assert small.concepts(terms("alma yayına")) == {}
+
+
+@pytest.fixture
+def lexical(vault):
+    vault.import_many([
+        {"id": "window", "title": "Yayın penceresi", "type": "rule",
+         "text": "Canlıya çıkış yalnızca salı ve perşembe 10:00-16:00 arası yapılır."},
+        {"id": "pg", "title": "Veritabanı sürümü", "text": "Ana veritabanı PostgreSQL 16 üzerinde çalışır."},
+    ] + [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)],
+        source="test")
+    refresh_all(vault.root, embedder=HashEmbedder())
+    return Recall(vault.root, HashEmbedder())
+
+
+def test_an_english_prompt_meets_a_turkish_memory_through_the_lexicon(lexical):
+    hits = lexical.search("when can we deploy to production", mode="keyword", all_scopes=True)
+    assert [h.id for h in hits][:1] == ["window"] and hits[0].parts["concept"] > 0
+    assert [h.id for h in lexical.search("which database version", mode="keyword", all_scopes=True)][:1] == ["pg"]
+
+
+def test_the_floor_counts_concept_evidence_in_full_only_with_the_meaning_channels_support():
+    parts = {"keyword_rank": 1, "idf": 2.0, "concept": 2.0, "background": 0.0}
+    assert not relevant({**parts, "margin": FLOOR.concept_near - 0.05}, "hybrid", FLOOR)
+    assert relevant({**parts, "margin": FLOOR.concept_near + 0.01}, "hybrid", FLOOR)
+    assert relevant({**parts, "margin": -1.0}, "hybrid", Floor(concept=1.0))
