@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,13 +21,26 @@ SEARCHES = [
     ("Cross-language: an English prompt, a Turkish memory", "can I ship to production on friday evening?", {}),
     ("Decay: the recent staging note outranks the 2025 one", "staging server port", {"explain": True}),
     ("Supersession: npm was replaced by pnpm", "npm install", {}),
-    ("... the old memory is kept, labelled, and out of recall", "npm install", {"include_inactive": True}),
+    # By keywords: it says "npm install" in so many words, so it is there whatever the model ranks near them
+    # (with the model, two pnpm memories pushed it out of the three shown).
+    ("... the old memory is kept, labelled, and out of recall", "npm install",
+     {"include_inactive": True, "mode": "keyword"}),
     ("Silence: with the hooks' floor, chitchat gets nothing", "peki, sonra bakarız", {"floor": True}),
 ]
 HOOK_PROMPT = "yarın canlıya çıkacağız, hangi branch'ten deploy ediyorduk?"
 
 
 def run_demo(keep: str | None, settings) -> None:
+    """Build the demo vault (in `keep`, kept; else in a temporary folder, removed at the end) and show it."""
+    root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="hafiza-demo-"))
+    try:
+        _run(root, keep, settings)
+    finally:
+        if not keep:  # every run left its vault (~2 MB) in the temporary folder
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _run(root: Path, keep: str | None, settings) -> None:
     from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR
     from hafiza.indexer.vaults import open_recall
     from hafiza.indexer.refresh import writable
@@ -36,7 +50,6 @@ def run_demo(keep: str | None, settings) -> None:
     from .app import progress_factory
     from .args import style
 
-    root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="hafiza-demo-"))
     Vault.init(root, actor="demo")
     vault = writable(root, "demo", embedder=settings, progress=progress_factory(), embed_now=True)
     items, _ = read_jsonl(DATA)
@@ -45,11 +58,13 @@ def run_demo(keep: str | None, settings) -> None:
     recall, mode = open_recall(root, embedder=settings)
     print(f"demo vault: {root}  ({len(items)} memories, one import commit, search mode: {mode})\n")
     for title, query, options in SEARCHES:
+        options = dict(options)
         explain, floor = options.pop("explain", False), options.pop("floor", False)
-        hits = recall.search(query, limit=3, mode=mode, all_scopes=True, floor=FLOOR if floor else SEARCH_FLOOR,
+        channels = options.pop("mode", mode)
+        hits = recall.search(query, limit=3, mode=channels, all_scopes=True, floor=FLOOR if floor else SEARCH_FLOOR,
                              **options)
         flags = [f for f, on in (("--include-inactive", options.get("include_inactive")), ("--explain", explain),
-                                 ("--floor", floor)) if on]
+                                 ("--floor", floor), (f"--mode {channels}", channels != mode)) if on]
         print(style(f"# {title}", fg="cyan"))
         print(f"$ hafiza search {json.dumps(query, ensure_ascii=False)} {' '.join(flags)}".rstrip())
         if not hits:
@@ -64,8 +79,10 @@ def run_demo(keep: str | None, settings) -> None:
     print("history (`hafiza log`):")
     for commit in vault.git.log(5):
         print(f"  {commit.sha[:10]}  {commit.subject}")
-    if not keep:
-        print(f"\nTry it: HAFIZA_VAULT={root} .venv/bin/hafiza search 'paket yöneticisi'")
+    if keep:
+        print(f"\nTry it: HAFIZA_VAULT={root} hafiza search 'paket yöneticisi'")
+    else:
+        print("\nThe demo vault is removed now; `hafiza demo --keep DIR` builds one to try.")
 
 
 def show_hook(root: Path) -> None:

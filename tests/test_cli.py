@@ -800,3 +800,16 @@ def test_remembering_the_same_text_again_points_at_the_memory_that_has_it(vault)
     other = json.loads(run_cli("remember", "Deploys go out on Thursdays only.", "--scope", "project:web",
                                "--json").stdout)
     assert other["id"] != first["id"] and "duplicate" not in other  # another scope is another memory
+
+
+def test_the_demo_shows_the_old_memory_and_leaves_no_vault_behind(tmp_path):
+    """Issue 30, item 10: "the old memory is kept, labelled" showed no old memory (with the model, pnpm
+    memories filled the three places), and every run left its vault in the temporary folder."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = run_cli("demo", env={"TMPDIR": str(temp)}).stdout
+    section = out.split("# ... the old memory is kept, labelled")[1].split("\n\n")[0]
+    assert "package-manager-npm [superseded by package-manager-pnpm]  Frontend uses npm" in section
+    assert list(temp.iterdir()) == [] and "hafiza demo --keep DIR" in out
+    kept = run_cli("demo", "--keep", str(tmp_path / "kept"), env={"TMPDIR": str(temp)}).stdout
+    assert (tmp_path / "kept" / "memories").is_dir() and f"HAFIZA_VAULT={tmp_path / 'kept'}" in kept
