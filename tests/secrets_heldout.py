@@ -142,9 +142,48 @@ _add("properties-file", "spring.datasource.password={v}\nspring.datasource.usern
 _add("xml-password", "<add key=\"DbPassword\" value=\"{v}\" />")
 _add("terraform-tfvars", 'db_password = "{v}"\nregion = "eu-central-1"\n')
 
+# Written after the guard above was done and measured once before any change for them: it found 20 of these
+# 30 (docs/safety.md). The forms it then learned are general ones (an attached `-pPW` after `login`, an
+# all-caps NAME ending in PASS, `define('DB_PASSWORD', '…')`, `AUTH PW`, `rabbitmqctl add_user`, `mc alias
+# set`, `net use`); the rest are KNOWN_MISSES.
+_add("fresh-pg-dump-env", "PGPASSWORD='{v}' pg_dump -h db -U shop shop > shop.sql")
+_add("fresh-mysqladmin", "mysqladmin -u root -p{v} shutdown")
+_add("fresh-docker-login-attached", "docker login -p{v} -u ci registry.local", _plain())
+_add("fresh-podman-login-eq", "podman login -u ci -p={v} quay.io", _plain())
+_add("fresh-curl-basic-url", "curl https://admin:{v}@jenkins.local/api/json")
+_add("fresh-wget-http-password", "wget --http-user=ci --http-password={v} https://files.local/a.tgz")
+_add("fresh-mongodump-uri", "mongodump --uri mongodb://backup:{v}@mongo.local:27017/shop")
+_add("fresh-redis-auth", "redis-cli -h cache AUTH {v}")
+_add("fresh-psql-conninfo", 'psql "postgresql://shop:{v}@db.local/shop"')
+_add("fresh-sshpass-env", "SSHPASS={v} sshpass -e ssh deploy@10.0.0.4")
+_add("fresh-rabbitmq-add-user", "rabbitmqctl add_user orders {v}")
+_add("fresh-mc-alias", "mc alias set prod https://s3.local ADMINKEY {v}", _plain())
+_add("fresh-net-use", "net use \\\\fs\\share {v} /user:CORP\\ayse")
+_add("fresh-runas", "echo {v}| runas /user:admin cmd")
+_add("fresh-lftp", "lftp -u partner,{v} ftp.partner.com")
+_add("fresh-yaml-secret-key-base", "rails:\n  secret_key_base: {v}\n", _r(64, "0123456789abcdef"))
+_add("fresh-env-passphrase", "GPG_PASSPHRASE={v}")
+_add("fresh-ini-pass", "[smtp]\nuser = noreply\npass = {v}\n")
+_add("fresh-json-pwd", '{{"user": "sa", "pwd": "{v}"}}')
+_add("fresh-tr-sifrem", "Benim sunucu şifrem {v} idi, değiştirdim.")
+_add("fresh-tr-parolasi-eq", "wifi_parolasi={v}")
+_add("fresh-en-pass-is", "The wifi pass is {v}")
+_add("fresh-en-login-with", "Log in with admin / {v} on the router.")
+_add("fresh-compose-mysql", "services:\n  db:\n    environment:\n      - MYSQL_PASSWORD={v}\n")
+_add("fresh-dotenv-redis", "REDIS_PASS={v}\n")
+_add("fresh-k8s-secret-data", "apiVersion: v1\nkind: Secret\ndata:\n  password: {v}\n", "R3VuZXM3NzMxIWthcA==")
+_add("fresh-xml-connection", '<add name="Shop" connectionString="Server=db;User Id=sa;Password={v};" />')
+_add("fresh-java-properties", "db.password = {v}")
+_add("fresh-php-define", "define('DB_PASSWORD', '{v}');")
+_add("fresh-python-kwarg", "psycopg2.connect(host='db', user='shop', password='{v}')")
+
 # Why each miss is let through (published in docs/safety.md with the figures).
 KNOWN_MISSES: dict[str, str] = {
     "pgpass-line": "a .pgpass line is host:port:db:user:password with no key word; a bare field could be anything",
+    "fresh-runas": "`echo PW| runas`: runas reads no password from a pipe by design, so no rule looks for it",
+    "fresh-yaml-secret-key-base": "the key word is inside the name (`secret_key_base`), not at its end; the value is "
+                                  "64 hex characters, which the entropy rule leaves to git shas",
+    "fresh-en-login-with": "`admin / PW` in prose: a slash between two words is no assignment",
 }
 
 LOOKALIKES: list[tuple[str, str]] = [
@@ -209,5 +248,26 @@ LOOKALIKES: list[tuple[str, str]] = [
     ("token-counts", "MAX_TOKENS=4096, token budget 200000 per request, tokenizer cl100k_base"),
     ("git-sha-url", "https://github.com/shop/backend/commit/3f786850e387550fdab836ed7e6dc881de23001b"),
     ("api-key-header-variable", 'curl -H "X-Api-Key: $SHOP_API_KEY" https://api.shop.local/v1/orders'),
+    # Written with the fresh secrets above, never tuned on.
+    ("fresh-stdin-file", "docker login -u ci --password-stdin < ~/.docker-pw"),
+    ("fresh-mysqladmin-prompt", "mysqladmin -u root -p shutdown (it asks)"),
+    ("fresh-pgpassword-prose", "PGPASSWORD is read by pg_dump too; never export it in .bashrc"),
+    ("fresh-redis-askpass", "redis-cli --askpass"),
+    ("fresh-rabbitmq-prompt", "rabbitmqctl change_password orders (prompts since 3.12)"),
+    ("fresh-curl-user-variable", 'curl -u "$USER" https://api.local'),
+    ("fresh-php-getenv", "define('DB_PASSWORD', getenv('DB_PASSWORD'));"),
+    ("fresh-python-environ", "psycopg2.connect(host='db', user='shop', password=os.environ['PW'])"),
+    ("fresh-properties-ref", "db.password = ${DB_PASSWORD}"),
+    ("fresh-pass-prose", "The wifi pass is on the fridge."),
+    ("fresh-login-prose", "Log in with your SSO account on the router."),
+    ("fresh-tr-placeholder", "wifi_parolasi=<buraya>"),
+    ("fresh-tr-prose", "Benim şifrem kasada duruyor, sorma."),
+    ("fresh-ssh-key", "ssh -p 2222 -i ~/.ssh/id_ed25519 deploy@host"),
+    ("fresh-pip-index", "pip install --index-url https://pypi.local/simple pkg"),
+    ("fresh-git-push", "git push https://github.com/shop/backend.git main"),
+    ("fresh-npm-login", "npm login --registry https://npm.local"),
+    ("fresh-kubectl-jsonpath", "kubectl get secret db -o jsonpath='{.data.password}' | base64 -d"),
+    ("fresh-op-run", "Use `op run --env-file .env -- make deploy` so secrets stay in 1Password"),
+    ("fresh-gh-token-variable", 'token=$(gh auth token) && curl -H "Authorization: Bearer $token" https://api.github.com'),
     ("camel-identifiers", "resetPasswordToken, passwordResetExpires and hashPassword(user.password) in auth.ts"),
 ]

@@ -46,7 +46,9 @@ PEM_MAX_BYTES = 100_000  # an END further away than this belongs to some other b
 
 # Assignment form: a secret-looking key as the last part of a name, a separator, a value. Matched on the
 # lowercased text, one pattern per key word, so each starts with a literal the regex engine skips ahead to.
-_SEP_NEAR = r"""(?P<sep>["'*]{0,2}[ \t]{0,3}(?::=|=>|=|:)[ \t]{0,3}|[ \t]{1,3}(?:is[ \t]{1,3})?)"""
+_SEP_NEAR = r"""(?P<sep>["'*]{0,2}[ \t]{0,3}(?::=|=>|=|:)[ \t]{0,3}|[ \t]{1,3}(?:is[ \t]{1,3})?
+    |["'][ \t]{0,3},[ \t]{0,3}(?=["']))"""
+# The last form: a call's first two arguments, `define('DB_PASSWORD', '…')`, `setenv("TOKEN", "…")`.
 # `the root password for the NAS is PW`: a few words between (read as prose unless PW looks like a password).
 _SEP_FAR = r"""(?P<sep>[ \t][^\n.:;=]{1,40}?[ \t](?:is|was|are|idi|olarak)[ \t]{1,3})"""
 # `open`: a quote never closed (`KEY='abc…` pasted cut short) runs to the line end.
@@ -66,6 +68,7 @@ _PASSWORD_KEYS = Lazy(r"(?i)pass|pwd|[şs]ifre|parola")
 _KEYWORD = Lazy(r"(?i)pass|pwd|secret|token|key|[şs]ifre|parola|anahtar|credential")
 _NAMED_KEYWORD = Lazy(r"Pass|PASS|Pwd|PWD|Secret|SECRET|Token|TOKEN|Key|KEY|Credential|CREDENTIAL")
 _IDENTIFIER = Lazy(r"[\w.]+")
+_CALL_BEFORE = Lazy(r"\([ \t]{0,3}[\"']$")  # `define('` before the key's name
 _NOUN_KEYS = ("password", "passwd", "passphrase", "şifre", "sifre", "parola")
 # Key words that end a longer name glued to them: PGPASSWORD, dbpassword, jwtsecret, csrftoken. Not `pass`
 # (bypass, compass) and not after a digit (1Password).
@@ -242,9 +245,14 @@ def _names_another(value: str) -> bool:
     return bool(_NAMED_KEYWORD.search(value)) or (not any(map(str.isdigit, value)) and bool(_KEYWORD.search(value)))
 
 
+def _attribute(value: str) -> bool:
+    """`self.token`, `settings.SECRET_KEY`: code naming a value. `Deniz5920.tku` is a password with a dot."""
+    return bool(_ATTRIBUTE.fullmatch(value)) and not any(map(str.isdigit, value.split(".", 1)[0]))
+
+
 def _literal_after_equals(value: str, name: str, text: str, end: int) -> bool:
     """After `DB_PASSWORD=` or `--password=` the value is a literal; `password=pw`, `token=self.token` are code."""
-    if text[end:end + 1] in ("(", "[") or _ATTRIBUTE.fullmatch(value):
+    if text[end:end + 1] in ("(", "[") or _attribute(value):
         return False
     if value.isdigit():
         return len(value) >= 8  # MAX_TOKEN=4096 is a setting
@@ -284,7 +292,8 @@ def _inside_word(text: str, key_start: int, key: str) -> bool:
         return False
     camel_case = before.islower() and key[0].isupper()
     ends_a_name = key.lower().startswith(_SUFFIX_KEYS) and not before.isdigit()
-    return not (camel_case or ends_a_name)
+    shouted = key.isupper() and before.isupper()  # SSHPASS, REDISPASS: an environment variable, not bypass
+    return not (camel_case or ends_a_name or shouted)
 
 
 def _name_before(text: str, start: int) -> str:
@@ -296,7 +305,7 @@ def _name_before(text: str, start: int) -> str:
 def _assigned(m: re.Match, text: str) -> tuple[int, int, str] | None:
     """(start, end, verdict) of the value when this `key = value` (matched on lowercased text) assigns a credential."""
     value, sep = _value_of(m, text), m["sep"]
-    strong = "=" in sep or (value.quoted and ":" in sep)
+    strong = "=" in sep or (value.quoted and (":" in sep or "," in sep))
     if not strong:
         if not _password_like(value.text):
             return None  # prose: `password: stored in the vault`
@@ -309,6 +318,8 @@ def _assigned(m: re.Match, text: str) -> tuple[int, int, str] | None:
     if _inside_word(text, key_start, key):
         return None
     name = _name_before(text, key_start) + key
+    if "," in sep and not _CALL_BEFORE.search(text, max(0, key_start - len(name) - 8), key_start - len(name) + len(key)):
+        return None  # `("password", "token")` is a list of names; only a call's first argument names the second
     if strong and value.quoted:
         literal = " " not in value.text and len(value.text) >= 6 and not value.text.isalpha()
     elif strong:

@@ -43,13 +43,13 @@ def _command(name: str, commands: str, option: str, needles: tuple[str, ...], *,
 _LOGIN = (r"(?:docker|podman|nerdctl|buildah|skopeo|oras|finch|helm[ \t]{1,8}registry|crane[ \t]{1,8}auth|az(?:[ \t]{1,8}acr)?"
           r"|oc|cf|argocd|jfrog[ \t]{1,8}rt)[ \t]{1,8}login")
 _FORMS = [
-    _command("password on a command line", _LOGIN, r"-p|--password", ("login",)),
+    _command("password on a command line", _LOGIN, r"-p|--password", ("login",), attached=True),
     _command("password on a command line", "sshpass", "-p", ("sshpass",), attached=True),
     # mysql reads `-p PW` as "ask me, then use database PW": only the glued form carries the password.
     _command("password on a command line", r"(?:mysql|mariadb)[\w\-]{0,12}", "-p", ("mysql", "mariadb"),
              attached=True, separate=False),
     _command("password on a command line", r"mongo[\w]{0,10}", r"-p|--password", ("mongo",)),
-    _command("password on a command line", "redis-cli", r"-a|--pass", ("redis-cli",)),
+    _command("password on a command line", "redis-cli", r"-a|--pass|AUTH|auth", ("redis-cli",)),
     _command("password on a command line", r"sqlcmd|bcp|osql", "-P", ("sqlcmd", "bcp", "osql"), attached=True),
     _command("password on a command line", r"ldap[a-z]{2,10}", "-w", ("ldap",)),
     _command("password on a command line", "zip", "-P", ("zip",)),
@@ -69,6 +69,17 @@ _FORMS = [
     _Form("password on a command line", ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl"),
           Lazy(rf"{_START}(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:{_SPACE}-\w{{1,20}}){{0,3}}{_SPACE}{_WORD}"),
           after="/", until="@"),
+    # rabbitmqctl add_user NAME PW, change_password NAME PW.
+    _Form("password on a command line", ("rabbitmqctl",),
+          Lazy(rf"{_START}rabbitmqctl(?:{_SPACE}-\S{{1,40}}){{0,4}}{_SPACE}(?:add_user|change_password){_SPACE}"
+               rf"\S{{1,200}}{_SPACE}{_WORD}")),
+    # MinIO's client: mc alias set NAME URL ACCESS_KEY SECRET_KEY (and the older `mc config host add`).
+    _Form("password on a command line", ("mc alias", "mc config"),
+          Lazy(rf"{_START}mc{_SPACE}(?:alias{_SPACE}set|config{_SPACE}host{_SPACE}add)(?:{_SPACE}\S{{1,200}}){{3}}"
+               rf"{_SPACE}{_WORD}")),
+    # Windows: net use [Z:] \\server\share PW /user:NAME.
+    _Form("password on a command line", ("net use",),
+          Lazy(rf"(?i){_START}net{_SPACE}use(?:{_SPACE}[a-z]:)?{_SPACE}\\\\\S{{1,200}}{_SPACE}{_WORD}")),
     # htpasswd -b[c] FILE USER PW, htpasswd -nb USER PW.
     _Form("password on a command line", ("htpasswd",),
           Lazy(rf"{_START}htpasswd{_SPACE}-[a-mo-zB]{{0,8}}b[a-zB]{{0,8}}{_SPACE}\S{{1,200}}{_SPACE}\S{{1,200}}{_SPACE}{_WORD}")),
