@@ -233,3 +233,15 @@ def test_sync_merges_a_side_written_before_with_a_side_written_now(tmp_path, new
         assert memory.aliases == ["canlıya çıkmak"] and memory.shown == 4 and memory.verified == check
         assert len(memory.claims) == 2 and all(isinstance(c, dict) for c in memory.claims)
         assert "supersedes: ['[[old-deploy]]']" in data.decode() and "verified: ok\n" in data.decode()
+
+
+def test_init_in_a_folder_already_open_in_obsidian_commits_none_of_its_device_files(tmp_path):
+    root = tmp_path / "notes"
+    root.mkdir()
+    obsidian_day(root)
+    (root / "note.md").write_text("# a note of mine\n")
+    run_cli("init", env={"HAFIZA_VAULT": str(root)})
+    run_cli("remember", "Deploys only from main.", env={"HAFIZA_VAULT": str(root)})
+    history = ever_committed(root)
+    assert "workspace" not in history and ".trash" not in history and ".obsidian/cache" not in history
+    assert {".obsidian/app.json", "note.md"} <= committed(root)
