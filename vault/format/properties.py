@@ -77,6 +77,8 @@ VERIFIED = {"verified": "status", "verified_at": "at", "verified_by": "by", "ver
 
 def verified_of(meta: dict) -> dict | None:
     """The verification summary in `meta`, flat or (before issue 32) a mapping under `verified`."""
+    if "verified" not in meta and "verified_at" not in meta:
+        return None  # never checked: most memories
     old = meta.get("verified")
     if isinstance(old, dict):
         return old or None
@@ -156,14 +158,18 @@ def claim_of(item):
 # A run of characters a tag may not hold (with the hyphens around it): \w is letters of any script, Turkish
 # included, digits and _.
 _NOT_TAG = re.compile(r"\W*[^\w-]\W*")
+_TAG = re.compile(r"\w(?:[\w-]*\w)?(?:/\w(?:[\w-]*\w)?)*")  # what `tag` leaves as it is
 
 
 def tag(value: str) -> str | None:
     """`value` as a tag Obsidian accepts, or None when nothing of it is left: `#deploy` is `deploy`,
     `iki kelime` is `iki-kelime`, `node.js` is `node-js`, `2026` is `_2026` (a tag may not be only digits);
     `/` nests, as in Obsidian."""
+    value = str(value)
+    if _TAG.fullmatch(value) and not value.isdigit():
+        return value  # already one: most are, and every memory's tags are read on each load (~2 µs saved a tag)
     parts = []
-    for part in str(value).strip().lstrip("#").split("/"):
+    for part in value.strip().lstrip("#").split("/"):
         part = _NOT_TAG.sub("-", part).strip("-")
         if part:
             parts.append(part)
