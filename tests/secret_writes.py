@@ -11,6 +11,7 @@ client, a hand edit picked up as "record manual edits", an episode's lesson, a f
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import subprocess
 
 import anyio
@@ -70,12 +71,15 @@ def import_(vault, texts):
         source="import:corpus.jsonl"))
 
 
+_EDITS = itertools.count(1)
+
+
 def write_by_hand(vault, text) -> None:
     """A file written by hand, then any write: it is recorded as "record manual edits" first."""
     path = vault.memories_dir / "hand-written.md"
     path.write_text(f"---\nid: hand-written\ntitle: Written by hand\n---\n{text}\n", encoding="utf-8")
     try:
-        vault.remember("A memory written after a hand edit.")
+        vault.remember(f"A memory written after hand edit number {next(_EDITS)}.")  # a repeat is refused
     finally:
         path.unlink(missing_ok=True)  # refused: the person removes it, as the error asks
 
