@@ -396,12 +396,12 @@ class Vault(HandEdits):
         from hafiza.vault.format.text import first_line
         from hafiza.vault.guard import secrets
 
-        taken, key = self.taken(), _content_key(memory)
+        key = _content_key(memory)
         for title in dict.fromkeys([memory.title, first_line(" ".join(memory.body.split()))]):
             base = slugify(secrets.mask(title))
             for n in range(1, 100):
                 other = base if n == 1 else f"{base}-{n}"
-                if other not in taken:
+                if layout.existing(self.memories_dir, other) is None:  # a stat: no header is read for it
                     break
                 try:
                     found = self.get(other)
