@@ -89,6 +89,17 @@ def _inbox_accept(vault, tmp_path):
     return memory_id, None
 
 
+def _curate_apply(vault, tmp_path):
+    from hafiza.vault.format import model
+
+    vault.remember(SAID, id="zq-a")
+    twin = vault.get("zq-a").evolve(id="zq-b", body=SAID.replace(" ", "  "), path=None)
+    (vault.memories_dir / "zq-b.md").write_text(model.dump(twin))  # a twin made by hand (remember refuses one)
+    run_cli("curate", "--apply", "--pass", "duplicates")
+    [gone] = [m for m in ("zq-a", "zq-b") if vault.get(m).status == "superseded"]
+    return gone, "gone"
+
+
 def _fact_set(vault, tmp_path):
     run_cli("fact", "set", "zanzibar quartz pipeline", "rebuild time", "02:00 nightly")
     return "fact:", None
@@ -125,7 +136,7 @@ def _sync(vault, tmp_path):
 
 
 WRITES = {f.__name__.lstrip("_").replace("_", " "): f for f in
-          (_cli_remember, _cli_supersede, _mcp_remember, _verify, _review_accept, _inbox_accept, _fact_set,
+          (_cli_remember, _cli_supersede, _mcp_remember, _verify, _review_accept, _inbox_accept, _curate_apply, _fact_set,
            _import, _undo, _sync)}
 
 

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import anyio
 import pytest
 
 from conftest import git, git_subjects, run_cli
@@ -622,6 +623,16 @@ def test_an_open_conflict_is_recalled_as_two_texts_labelled_in_conflict(tmp_path
     assert "15:00" in line and "16:00" in line
     out = run_cli("--vault", str(a.root), "search", "push to main on fridays", "--mode", "keyword").stdout
     assert "friday-push  (rule) [in conflict: 2 texts]" in out
+
+    async def recall():
+        from test_mcp import inproc, ok
+
+        async with inproc(a.root) as client:
+            return (await ok(client, "recall", query="can I push to main on friday afternoon?"))["hits"]
+
+    [hit] = [h for h in anyio.run(recall) if h["id"] == "friday-push"]
+    assert "in conflict: 2 texts disagree, none chosen yet" in hit["labels"]
+    assert hit["snippet"].startswith("text 1: Never push") and " / text 2: Never push" in hit["snippet"]
     resolve(a, "friday-push", "ours")
     text = context_of(hook("claude-code", "UserPromptSubmit", {**prompt, "session_id": "s-2"},
                            {"HAFIZA_VAULT": str(a.root)}))
