@@ -73,6 +73,10 @@ def test_relevance_needs_keyword_evidence_or_a_margin_over_the_background():
     assert not relevant({"meaning_rank": 1, "margin": 0.05}, "keyword", FLOOR)
     # A prompt that reads like a background prompt needs more keyword evidence.
     assert not relevant({"keyword_rank": 1, "idf": 2.0, "background": 0.9}, "hybrid", FLOOR)
+    # Even one only as near as a general question about a tool ("npm ile yarn farkı ne": 0.39-0.61 from the
+    # background) when its words are few (issue 34, round two).
+    assert not relevant({"keyword_rank": 1, "idf": 1.6, "background": 0.55}, "hybrid", FLOOR)
+    assert relevant({"keyword_rank": 1, "idf": 1.6, "background": 0.40}, "hybrid", FLOOR)
 
 
 FILLER = [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)]
