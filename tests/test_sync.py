@@ -593,6 +593,21 @@ def test_a_plain_git_pull_goes_through_the_registered_driver(pair):
     assert b.get("twin-2").body == "twin made on b" and conflicted(b) == {}
 
 
+def test_the_driver_names_the_machine_that_merged_a_plain_git_pull(pair):
+    a, b = pair
+    a.update("note", "line one\nline two from a\nline three")
+    sync(a)
+    b.update("note", "line one\nline two from b\nline three")
+    proc = subprocess.run(["git", "-C", str(b.root), "pull", "--no-rebase", "--no-edit", "-q", "origin", "main"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr  # both texts kept by the driver
+    [fence] = conflicts.fences(b.get("note").body)
+    assert fence.info["merged_on"] == this_machine(b.git) != this_machine(a.git)
+    sync(b)
+    sync(a)
+    assert conflicts.sides(a.get("note").body, this_machine(a.git))[0] == "line one\nline two from a\nline three"
+
+
 def test_search_sees_both_texts_of_a_conflict_but_not_its_fence():
     from hafiza.indexer.index import document
 
