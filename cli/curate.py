@@ -120,7 +120,7 @@ def _print_report(report, dry_run: bool) -> None:
 def _publish(vault, name: str, remote: str, body_file, open_pr: bool, quiet: bool = False,
              push: bool = True) -> None:
     """Push the branch (unless only its PR body is wanted) and write or print the body."""
-    from hafiza.vault.offline.review import Review, pr_body
+    from hafiza.vault.review import Review, pr_body
 
     review = Review(vault)
     branch = review.branch(name)
@@ -156,7 +156,7 @@ def _open_pr(vault, branch, body: str, url: str) -> None:
 )
 def review(ctx, as_json):
     """List open review branches and their actions; see `review show`, `review accept`, `review reject`."""
-    from hafiza.vault.offline.review import Review
+    from hafiza.vault.review import Review
 
     branches = Review(open_vault(ctx)).branches()
     if as_json:
@@ -177,7 +177,7 @@ def review(ctx, as_json):
 )
 def review_show(ctx, branch, only):
     """Print each action's message and diff (BRANCH: the newest with open actions)."""
-    from hafiza.vault.offline.review import Review
+    from hafiza.vault.review import Review
     from hafiza.vault.format.text import visible
 
     rv = Review(open_vault(ctx))
@@ -192,7 +192,7 @@ def review_show(ctx, branch, only):
 )
 def review_accept(ctx, branch, only, as_json):
     """Bring actions onto main, one commit each, so `hafiza undo` reverts one."""
-    from hafiza.vault.offline.review import Review
+    from hafiza.vault.review import Review
 
     rv = Review(open_vault(ctx))
     results = rv.accept(rv.branch(branch), only)
@@ -213,7 +213,7 @@ def review_accept(ctx, branch, only, as_json):
 )
 def review_reject(ctx, branch, only, why):
     """Drop actions and record a ruling in rulings.jsonl, so they are never proposed again."""
-    from hafiza.vault.offline.review import Review
+    from hafiza.vault.review import Review
 
     rv = Review(open_vault(ctx))
     done = rv.reject(rv.branch(branch), only, why)
@@ -229,7 +229,7 @@ def review_reject(ctx, branch, only, why):
 )
 def review_push(ctx, branch, remote, pr_body, open_pr):
     """Push a review branch to the vault's remote, to review it as a pull request."""
-    from hafiza.vault.offline.review import Review
+    from hafiza.vault.review import Review
 
     vault = open_vault(ctx)
     _publish(vault, Review(vault).branch(branch).name, remote, pr_body, open_pr)

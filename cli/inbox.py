@@ -51,6 +51,7 @@ def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
     from hafiza.indexer.vaults import open_recall
     from hafiza.skills.capture import file_sessions
     from hafiza.skills.conversations import Conversations
+    from hafiza.skills.implicit import nominator
 
     from .curate import provider_of
 
@@ -59,7 +60,7 @@ def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
     provider = provider_of(ctx, vault, model_spec, budget)
     recall, _ = open_recall(root, "keyword", embedder=ctx.settings)
     count, report = file_sessions(vault, Conversations(root), sessions, since, recall=recall, auto=auto,
-                                  provider=provider)
+                                  nominate=nominator(provider))
     if as_json:
         model = {"name": provider.name, "calls": provider.calls, "tokens": [provider.tokens_in, provider.tokens_out],
                  "discarded_answers": provider.invalid}

@@ -6,7 +6,7 @@ import datetime as dt
 
 from hafiza.vault.format import model
 from hafiza.vault.format.layout import memory_rel
-from hafiza.vault.offline.review import Action
+from hafiza.vault.review import Action
 from hafiza.vault.format.inputs import MAX_ALIASES
 from hafiza.vault.format.text import fold_text
 

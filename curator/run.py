@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.offline.review import Review
+from hafiza.vault.review import Review
 
 from . import aliases, conflicts, deadpaths, decay, duplicates
 from .actions import ACTOR, build

@@ -42,7 +42,7 @@ def check_labels(vault) -> Check:
 
 def check_review(vault) -> Check:
     """Review branches with actions nobody has decided yet."""
-    from hafiza.vault.offline.review import Review
+    from hafiza.vault.review import Review
 
     try:
         branches = [b for b in Review(vault).branches() if b.open]

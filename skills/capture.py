@@ -1,6 +1,6 @@
 """Capture: the user's explicit statements in a session become proposed memories in the inbox.
 
-The inbox is a review branch (`capture/<date>`, vault/offline/review.py), one commit per proposed memory, with
+The inbox is a review branch (`capture/<date>`, vault/review.py), one commit per proposed memory, with
 the quote, session and time as evidence. Nothing reaches recall until a person accepts it (`hafiza
 inbox accept`), or `--auto` accepts the explicit ones (what the user said in so many words).
 A statement that restates an existing memory records a use of it instead; one close to an existing
@@ -18,7 +18,7 @@ from typing import NamedTuple
 from hafiza.indexer.search import query_terms
 from hafiza.vault.format import model
 from hafiza.vault.format.inputs import inherit_aliases
-from hafiza.vault.offline.review import Action, Review
+from hafiza.vault.review import Action, Review
 from hafiza.vault.guard.secrets import held_secret
 from hafiza.vault.format.text import fold_text
 
@@ -62,18 +62,18 @@ def statements(turns) -> list[tuple[Statement, object]]:
 
 
 def file(vault, turns, *, recall=None, auto: bool = False, now: dt.datetime | None = None,
-         provider=None) -> Report:
+         nominate=None) -> Report:
     """Propose the explicit statements of `turns` (one session's, or several) on a new capture branch; with
-    a model `provider`, also the implicit ones it nominates and code keeps (skills/implicit.py)."""
+    `nominate` (skills/implicit.nominator: a model's), also the implicit ones it nominates and code keeps.
+    Passed in, not imported here: the warm process files sessions too, and the model-talking code stays off
+    its path (tests/test_architecture.py)."""
     review = Review(vault, actor=ACTOR)
     decided = set(review.rulings()) | review.open_keys()
     taken = vault.taken()
     found = [(statement, turn, None) for statement, turn in statements(turns)]
     dropped = []
-    if provider is not None and provider.available:
-        from .implicit import find as nominated
-
-        more, dropped = nominated(provider, turns, [s.quote for s, _, _ in found])
+    if nominate is not None:
+        more, dropped = nominate(turns, [s.quote for s, _, _ in found])
         found += [(f.statement, f.turn, f.confidence) for f in more]
     actions, used, implicit, skipped = [], [], [], 0
     for statement, turn, confidence in found:
@@ -187,7 +187,7 @@ def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[o
 
 
 def file_sessions(vault, conversations, sessions=(), since=None, recall=None, auto: bool = False, only=None,
-                  provider=None):
+                  nominate=None):
     """File imported sessions: `sessions` whole, else the turns not filed yet of every session with turns
     since `since` (of those in `only`, when given: those whose last turn is since `since`): (how many
     sessions, Report). How many turns of each were filed is kept in
@@ -211,7 +211,7 @@ def file_sessions(vault, conversations, sessions=(), since=None, recall=None, au
         chosen = {s: turns for s in names if filed.get(s, 0) < len(turns := conversations.show(s))
                   and turns[-1].time[:10] >= recent}
         todo = [t for s, turns in chosen.items() for t in turns[filed.get(s, 0):]]
-    report = file(vault, todo, recall=recall, auto=auto, provider=provider)
+    report = file(vault, todo, recall=recall, auto=auto, nominate=nominate)
     filed.update({s: len(turns) for s, turns in chosen.items()})
     atomic_write(path, json.dumps(filed), fsync=False)
     return len(chosen), report

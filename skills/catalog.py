@@ -13,7 +13,7 @@ from typing import Mapping
 
 from hafiza.vault.errors import HafizaError, MemoryNotFound
 from hafiza.vault.files import atomic_write
-from hafiza.vault.offline.review import Review
+from hafiza.vault.review import Review
 
 from .drafts import ACTIVE, DRAFTS, active_names
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from hafiza.vault.offline.answers import InvalidAnswer
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.offline.review import Action, Review
+from hafiza.vault.review import Action, Review
 from hafiza.vault.format.text import fold_text
 
 from . import gate

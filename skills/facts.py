@@ -18,7 +18,7 @@ from hafiza.vault import facts
 from hafiza.vault.format import model
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.format.layout import memory_rel
-from hafiza.vault.offline.review import Action
+from hafiza.vault.review import Action
 from hafiza.vault.guard.secrets import held_secret
 from hafiza.vault.format.text import fold_text
 

@@ -19,6 +19,7 @@ background filing does not (a model call costs money and is only made when a per
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 from hafiza.vault.errors import HafizaError
@@ -56,6 +57,13 @@ class Found(NamedTuple):
 class Dropped(NamedTuple):
     quote: str
     why: str
+
+
+def nominator(provider):
+    """`find` asking `provider`, as skills/capture.file takes it (`nominate`); None where no model is there to ask."""
+    if provider is None or not provider.available:
+        return None
+    return partial(find, provider)
 
 
 def find(provider, turns, explicit=()) -> tuple[list[Found], list[Dropped]]:

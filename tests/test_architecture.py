@@ -261,3 +261,53 @@ def test_git_is_reached_only_through_its_package():
              for line, module in imports_of(path, package) if module.startswith("hafiza.vault.git.")
              and (ROOT / "vault" / "git" / f"{module.split('.')[3]}.py").exists()]
     assert found == []
+
+
+# The model-talking code (vault/offline: a provider that asks a language model, the checks of its answers) and the
+# paths it must stay off, whatever imports inside functions would bring along: every write, and every prompt
+# (the hook, recall and search, the warm process that answers the hook). No language model on the prompt path.
+MODEL_TALK = "hafiza.vault.offline"
+WRITE_PATH = ("hafiza.vault.store", "hafiza.vault.git", "hafiza.vault.format", "hafiza.vault.guard")
+PROMPT_PATH = ("hafiza.hooks.hafiza_hook", "hafiza.hooks.entry", "hafiza.hooks.daemon", "hafiza.indexer.recall",
+               "hafiza.indexer.search")
+
+
+def reached(graph: dict[str, set[str]], starts) -> dict[str, str]:
+    """Every module `starts` import, directly or through others: module -> the module that imports it on the way."""
+    via, todo = {start: "" for start in starts}, list(starts)
+    while todo:
+        module = todo.pop()
+        for after in sorted(graph.get(module, ())):
+            if after not in via:
+                via[after] = module
+                todo.append(after)
+    return via
+
+
+def chain(via: dict[str, str], module: str) -> str:
+    steps = [module]
+    while via.get(steps[-1]):
+        steps.append(via[steps[-1]])
+    return " <- ".join(steps)
+
+
+@pytest.mark.parametrize("path", ["write", "prompt"])
+def test_nothing_on_the_write_or_prompt_path_reaches_the_model_talking_code(path):
+    graph = module_graph(ROOT)
+    starts = [m for m in graph if m.startswith(WRITE_PATH)] if path == "write" else list(PROMPT_PATH)
+    assert all(start in graph for start in starts)
+    via = reached(graph, starts)
+    assert [chain(via, m) for m in sorted(via) if m.startswith(MODEL_TALK)] == []
+
+
+def test_the_reach_check_follows_imports_inside_functions(tmp_path):
+    for layer, name, text in (("hooks", "entry", "def f():\n    from hafiza.skills import capture\n"),
+                              ("skills", "capture", "from . import implicit\n"),
+                              ("skills", "implicit", "def f():\n    from hafiza.vault.offline.provider import x\n"),
+                              ("vault", "offline/provider", "")):
+        (tmp_path / layer / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / layer / f"{name}.py").write_text(text)
+    graph = module_graph(tmp_path)
+    via = reached(graph, ["hafiza.hooks.entry"])
+    assert chain(via, "hafiza.vault.offline.provider") == ("hafiza.vault.offline.provider <- hafiza.skills.implicit <- "
+                                                           "hafiza.skills.capture <- hafiza.hooks.entry")

@@ -6,12 +6,12 @@ import pytest
 
 from conftest import git_subjects, run_cli
 from hafiza.indexer.recall import Recall
-from hafiza.skills import capture
+from hafiza.skills import capture, implicit
 from hafiza.skills.statements import find
 from hafiza.skills.transcripts import Turn
 from hafiza.vault.store import usage
 from hafiza.vault.errors import GitError, HafizaError
-from hafiza.vault.offline.review import Review
+from hafiza.vault.review import Review
 from secrets_corpus import SECRETS
 from test_sessions import home  # noqa: F401  (the fixture: a HOME with the recorded transcripts)
 
@@ -175,7 +175,7 @@ def _with_model(vault, answers, said=CHAT, budget=10, **kw):
 
     with ModelServer(answers) as server:
         provider = Budget(OpenAIProvider(server.url + "/v1", "scripted", backoff=0), budget)
-        report = capture.file(vault, said, provider=provider, **kw)
+        report = capture.file(vault, said, nominate=implicit.nominator(provider), **kw)
     return report, server.requests, provider
 
 
@@ -239,7 +239,7 @@ def test_the_model_budget_bounds_the_calls(vault):
 def test_without_a_model_the_explicit_statements_are_all_there_is(vault):
     from hafiza.vault.offline.provider import Budget, NoProvider
 
-    report = capture.file(vault, CHAT, provider=Budget(NoProvider(), 10))
+    report = capture.file(vault, CHAT, nominate=implicit.nominator(Budget(NoProvider(), 10)))
     assert report.proposed == ["always-squash-merge"] and report.implicit == report.dropped == []
 
 

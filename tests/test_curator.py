@@ -19,7 +19,7 @@ from hafiza.vault.format import mentions
 from hafiza.curator.corpus import load
 from hafiza.curator.run import curate
 from hafiza.vault.offline.provider import Budget, OpenAIProvider, make_provider
-from hafiza.vault.offline.review import Review
+from hafiza.vault.review import Review
 
 TODAY = dt.date(2026, 12, 1)
 

@@ -69,7 +69,7 @@ def _verify(vault, tmp_path):
 
 def _review_accept(vault, tmp_path):
     from hafiza.vault.format import model
-    from hafiza.vault.offline.review import Action, Review
+    from hafiza.vault.review import Action, Review
 
     vault.remember("The nightly rebuild runs from the ops repository at 02:00.", id="zq")
     memory = vault.get("zq").evolve(aliases=[WORDS])

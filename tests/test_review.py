@@ -9,7 +9,7 @@ from conftest import git, git_subjects
 from hafiza.vault.format import model
 from hafiza.vault.errors import HafizaError, SecretRefused
 from hafiza.vault.sync.merge import Conflict, merge
-from hafiza.vault.offline.review import RULINGS, Action, Review
+from hafiza.vault.review import RULINGS, Action, Review
 
 
 def _archive(vault, memory_id: str, why: str = "unused") -> Action:

@@ -15,7 +15,7 @@ from hafiza.skills.steps import command_step, mask, segments, steps
 from hafiza.skills.transcripts import Call
 from hafiza.vault import episodes
 from hafiza.vault.offline.provider import Budget, OpenAIProvider
-from hafiza.vault.offline.review import Review
+from hafiza.vault.review import Review
 from model_server import ModelServer
 import skill_sessions
 from secrets_corpus import SECRET_VALUES

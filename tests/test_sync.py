@@ -17,7 +17,7 @@ from hafiza.vault.format import conflicts, model
 from hafiza.vault import episodes
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.sync.merge import reconcile
-from hafiza.vault.offline.review import RULINGS
+from hafiza.vault.review import RULINGS
 from hafiza.vault.store.vault import Vault
 from hafiza.vault.sync.machines import clone, conflicted, resolve, set_remote, sync, this_machine
 

@@ -265,7 +265,7 @@ def test_a_missing_memory_is_a_404_page(client):
 
 def _archive(vault, memory_id: str):
     from hafiza.vault.format import model
-    from hafiza.vault.offline.review import Action
+    from hafiza.vault.review import Action
 
     memory = vault.get(memory_id).evolve(status="archived", archived_reason="unused")
     return Action("archive", f"archive {memory_id}", f"archive:{memory_id}",
@@ -274,7 +274,7 @@ def _archive(vault, memory_id: str):
 
 
 def test_accept_one_action_and_reject_another_with_a_reason(client, vault):
-    from hafiza.vault.offline.review import Review
+    from hafiza.vault.review import Review
 
     for name in ("alpha", "beta"):
         vault.remember(f"{name} is an old note", id=name)
@@ -467,7 +467,7 @@ def test_the_list_follows_every_write_after_it_was_read(client, vault):
 
 
 def test_ticked_actions_are_accepted_together_one_commit_each(client, vault):
-    from hafiza.vault.offline.review import Review
+    from hafiza.vault.review import Review
 
     for name in ("one", "two", "three"):
         vault.remember(f"{name} is an old note", id=name)

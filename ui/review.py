@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.offline.review import VERDICTS, Review
+from hafiza.vault.review import VERDICTS, Review
 
 from .web import back, form, pairs, render
 

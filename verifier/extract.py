@@ -121,7 +121,7 @@ def propose(vault, memories, projects: dict, *, provider=None, apply: bool = Fal
     """Claims for memories that have none: one review-branch commit per memory (or straight to main with
     `apply`); (branch or None, [(memory id, claims, dropped, commit)])."""
     from hafiza.vault.format import model
-    from hafiza.vault.offline.review import Action, Review
+    from hafiza.vault.review import Action, Review
 
     review = Review(vault, actor="verifier")
     branch, done = None, []

@@ -176,7 +176,7 @@ def promote(personal, team, memory_id: str, push: bool | None = None, remote: st
     merges it as a pull request. Its usage counts and history links stay personal. `push` None: push
     when the team vault has the remote."""
     from hafiza.vault.format import model
-    from hafiza.vault.offline.review import Action, Review
+    from hafiza.vault.review import Action, Review
 
     memory = personal.get(memory_id)
     if not memory.active:
