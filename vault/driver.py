@@ -45,7 +45,7 @@ def _machine() -> str | None:
     """This machine's name as `hafiza init` and `hafiza sync` recorded it in the vault's git config (git runs a
     driver at the top of the work tree); None where it was never recorded."""
     from .errors import GitError
-    from .git.repo import GitStore
+    from .git import GitStore
     from .sync.machines import MACHINE
 
     try:
