@@ -44,12 +44,15 @@ def _memory_json(memory) -> dict:
     arg("--to", metavar="NAME", help="Write to the team vault NAME (`hafiza vault list`) instead of yours."),
     flag("--json", "as_json", help='Print the new memory as JSON (the existing one, with "duplicate": true, when '
                                    "it was remembered already)."),
+    flag("--suggest-aliases", help="Also suggest aliases when the output is not a terminal (on one, they are "
+                                   "suggested whenever the memory has none)."),
 )
-def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, reason, to, as_json):
+def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, reason, to, as_json, suggest_aliases):
     """Remember TEXT (or stdin) as a new memory, in one commit (in your vault, or a team's with --to).
 
     The same text (spacing and case aside) in the same scope as an active memory is not written twice:
-    it says `already remembered as ID` and exits 0."""
+    it says `already remembered as ID` and exits 0. A memory written without aliases gets suggestions on
+    a terminal: other words this vault uses for what it names (never written; add them with `hafiza alias`)."""
     from hafiza.vault.errors import AlreadyRemembered
 
     vault = open_vault(ctx, to=to)
@@ -67,6 +70,20 @@ def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, rea
     else:
         extra = f" (supersedes {', '.join(supersedes)})" if supersedes else ""
         print(f"remembered {memory.id}{extra}" + (f" in the vault {to}" if to else ""))
+        if not memory.aliases and (suggest_aliases or sys.stdout.isatty()):
+            _suggest_aliases(vault, memory)
+
+
+def _suggest_aliases(vault, memory) -> None:
+    """Print the aliases indexer/suggest.py finds for `memory`, as a command the person may run."""
+    import shlex
+
+    from hafiza.indexer.suggest import alias_suggestions
+
+    found = alias_suggestions(vault.root, " ".join((memory.title, " ".join(memory.tags), memory.body)))
+    if found:
+        print(f"no aliases; this vault also says: {'; '.join(found)}\n"
+              f"  add the ones someone would type: hafiza alias {memory.id} {' '.join(map(shlex.quote, found))}")
 
 
 @cli.command(

@@ -99,6 +99,18 @@ def lexicon() -> Lexicon:
     return _LOADED
 
 
+def groups() -> dict[str, list[str]]:
+    """Each concept's words and phrases as the lexicon writes them (not folded), for showing to a person."""
+    out: dict[str, list[str]] = {}
+    for line in DATA.read_text(encoding="utf-8").splitlines():
+        phrases = [p.strip() for p in line.split("\t") if p.strip()]
+        if phrases and not line.startswith("#"):
+            concept = "".join(_TOKEN.findall(fold_text(phrases[0])))
+            if concept:
+                out.setdefault(concept, []).extend(p for p in phrases if p not in out[concept])
+    return out
+
+
 def concepts_text(text: str) -> str:
     """The concepts `text` names, as the text indexed in the concepts field."""
     return " ".join(lexicon().concepts(terms(text)))

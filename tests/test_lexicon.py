@@ -64,3 +64,21 @@ def test_the_floor_counts_concept_evidence_in_full_only_with_the_meaning_channel
     assert not relevant({**parts, "margin": FLOOR.concept_near - 0.05}, "hybrid", FLOOR)
     assert relevant({**parts, "margin": FLOOR.concept_near + 0.01}, "hybrid", FLOOR)
     assert relevant({**parts, "margin": -1.0}, "hybrid", Floor(concept=1.0))
+
+
+def test_remember_suggests_the_vaults_other_words_for_what_a_memory_names_and_writes_none(vault):
+    from conftest import run_cli
+
+    vault.import_many([
+        {"id": "tags", "title": "Deploy from tags", "text": "Every deploy to production is made from a git tag."},
+        {"id": "db", "title": "Database host", "text": "The database runs on pg-main-01."},
+    ], source="test")
+    out = run_cli("remember", "Canlıya çıkış yalnızca salı günleri yapılır.", "--title", "Yayın günü",
+                  "--id", "window", "--suggest-aliases").stdout
+    lines = out.splitlines()
+    assert lines[0] == "remembered window"
+    assert "deploy" in lines[1] and "production" in lines[1] and "database" not in out
+    assert lines[2].strip().startswith("add the ones someone would type: hafiza alias window ")
+    assert vault.get("window").aliases == []  # shown, never written
+    # Not on a terminal and not asked for: the one line a script reads.
+    assert run_cli("remember", "Veritabanı yedeği her gece alınır.", "--id", "backup").stdout == "remembered backup\n"
