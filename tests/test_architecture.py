@@ -311,3 +311,49 @@ def test_the_reach_check_follows_imports_inside_functions(tmp_path):
     via = reached(graph, ["hafiza.hooks.entry"])
     assert chain(via, "hafiza.vault.offline.provider") == ("hafiza.vault.offline.provider <- hafiza.skills.implicit <- "
                                                            "hafiza.skills.capture <- hafiza.hooks.entry")
+
+
+# The vault's rooms (docs/architecture.md, "The vault's rooms") and the rooms each may import; a room is a
+# subpackage of vault/ or one of its top-level modules. Files and errors are below every room.
+BELOW = {"errors", "files"}
+ROOMS = {
+    "errors": set(),
+    "files": {"errors"},
+    "format": BELOW,
+    "guard": BELOW,
+    "git": BELOW,
+    "offline": BELOW,  # the model-talking code needs nothing of the vault's
+    "facts": BELOW | {"format", "guard"},
+    "episodes": BELOW | {"format", "guard"},
+    "store": BELOW | {"format", "guard", "git", "facts"},
+    "sync": BELOW | {"format", "guard", "git", "facts", "store", "review"},
+    "review": BELOW | {"format", "guard", "git", "sync"},
+    "driver": BELOW | {"git", "sync"},  # `python -m hafiza.vault.driver`: the merge driver git runs
+}
+# Vault.init registers sync's merge driver in a new vault's git config (sync.machines.prepare).
+ROOM_EXCEPTIONS = {("hafiza.vault.store.vault", "hafiza.vault.sync.machines")}
+# Outside vault/, the model-talking code is for the offline jobs that choose to ask a model, and their commands.
+ASKS_A_MODEL = {"curator", "verifier", "skills", "cli", "ui"}
+
+
+def room_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["hafiza", "vault"] and len(parts) > 2 else None
+
+
+def test_each_room_of_the_vault_imports_only_the_rooms_below_it():
+    assert set(ROOMS) == {path.stem for path in (ROOT / "vault").iterdir()
+                          if path.stem != "__init__" and (path.suffix == ".py" or (path / "__init__.py").exists())}
+    found = [f"{module} imports {imported}" for module, deps in sorted(module_graph(ROOT).items())
+             if room_of(module) for imported in sorted(deps) if room_of(imported) not in (None, room_of(module))
+             and room_of(imported) not in ROOMS[room_of(module)] and (module, imported) not in ROOM_EXCEPTIONS]
+    assert found == []
+    for module, imported in ROOM_EXCEPTIONS:
+        assert imported in module_graph(ROOT)[module], f"{module} no longer imports {imported}: drop the exception"
+
+
+def test_only_the_jobs_that_ask_a_model_import_the_model_talking_code():
+    found = [f"{module} imports {imported}" for module, deps in sorted(module_graph(ROOT).items())
+             if module.split(".")[1] not in ASKS_A_MODEL and room_of(module) != "offline"
+             for imported in sorted(deps) if imported.startswith(MODEL_TALK)]
+    assert found == []
