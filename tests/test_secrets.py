@@ -318,7 +318,8 @@ def test_random_binary_data_is_not_a_secret():
 import re._constants as _sre  # noqa: E402
 import re._parser as _sre_parse  # noqa: E402
 
-from hafiza.vault.guard import secrets as secrets_module, tokens as tokens_module, typed as typed_module  # noqa: E402
+from hafiza.vault.guard import assigned as assigned_module, secrets as secrets_module  # noqa: E402
+from hafiza.vault.guard import tokens as tokens_module, typed as typed_module  # noqa: E402
 
 # Patterns matched whole against one short value (fullmatch, match at a known place), never searched.
 WHOLE_VALUE_ONLY = {"_IDENTIFIER", "_EMAIL", "_ATTRIBUTE", "_WORD_PART", "_PLACEHOLDER", "_PROSE", "_DIGEST",
@@ -330,7 +331,7 @@ AFTER_A_DELIMITER = {"PATTERNS: Azure storage key", "PATTERNS: bearer token"}
 
 
 def _guard_patterns():
-    """(where, source, flags) of every regular expression the guard runs, from its three modules."""
+    """(where, source, flags) of every regular expression the guard runs, from its four modules."""
     found = {}
 
     def add(where, obj):
@@ -343,7 +344,7 @@ def _guard_patterns():
             for item in obj:
                 add(named, item)
 
-    for module in (secrets_module, tokens_module, typed_module):
+    for module in (secrets_module, assigned_module, tokens_module, typed_module):
         for name, obj in vars(module).items():
             add(name, obj)
     return [(where, source, flags) for (source, flags), where in found.items()]

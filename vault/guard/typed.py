@@ -23,6 +23,9 @@ _ARGS = r"(?:[ \t][^\n|;&]{0,200}?)??"
 _START = r"(?<![\w./\-])"
 
 
+TYPED = "password on a command line"  # what the user is told was found
+
+
 class _Form(NamedTuple):
     name: str
     needles: tuple[str, ...]  # the rule runs only when one of these is in the text
@@ -40,53 +43,52 @@ def _command(name: str, commands: str, option: str, needles: tuple[str, ...], *,
     return _Form(name, needles, Lazy(source), after, until)
 
 
-_LOGIN = (r"(?:docker|podman|nerdctl|buildah|skopeo|oras|finch|helm[ \t]{1,8}registry|crane[ \t]{1,8}auth|az(?:[ \t]{1,8}acr)?"
-          r"|oc|cf|argocd|jfrog[ \t]{1,8}rt)[ \t]{1,8}login")
+_LOGIN = (r"(?:docker|podman|nerdctl|buildah|skopeo|oras|finch|helm[ \t]{1,8}registry|crane[ \t]{1,8}auth"
+          r"|az(?:[ \t]{1,8}acr)?|oc|cf|argocd|jfrog[ \t]{1,8}rt)[ \t]{1,8}login")
 _FORMS = [
-    _command("password on a command line", _LOGIN, r"-p|--password", ("login",), attached=True),
-    _command("password on a command line", "sshpass", "-p", ("sshpass",), attached=True),
+    _command(TYPED, _LOGIN, r"-p|--password", ("login",), attached=True),
+    _command(TYPED, "sshpass", "-p", ("sshpass",), attached=True),
     # mysql reads `-p PW` as "ask me, then use database PW": only the glued form carries the password.
-    _command("password on a command line", r"(?:mysql|mariadb)[\w\-]{0,12}", "-p", ("mysql", "mariadb"),
+    _command(TYPED, r"(?:mysql|mariadb)[\w\-]{0,12}", "-p", ("mysql", "mariadb"),
              attached=True, separate=False),
-    _command("password on a command line", r"mongo[\w]{0,10}", r"-p|--password", ("mongo",)),
-    _command("password on a command line", "redis-cli", r"-a|--pass|AUTH|auth", ("redis-cli",)),
-    _command("password on a command line", r"sqlcmd|bcp|osql", "-P", ("sqlcmd", "bcp", "osql"), attached=True),
-    _command("password on a command line", r"ldap[a-z]{2,10}", "-w", ("ldap",)),
-    _command("password on a command line", "zip", "-P", ("zip",)),
-    _command("password on a command line", r"7z[ar]?|unrar|rar", "-p", ("7z", "rar"), attached=True,
+    _command(TYPED, r"mongo[\w]{0,10}", r"-p|--password", ("mongo",)),
+    _command(TYPED, "redis-cli", r"-a|--pass|AUTH|auth", ("redis-cli",)),
+    _command(TYPED, r"sqlcmd|bcp|osql", "-P", ("sqlcmd", "bcp", "osql"), attached=True),
+    _command(TYPED, r"ldap[a-z]{2,10}", "-w", ("ldap",)),
+    _command(TYPED, "zip", "-P", ("zip",)),
+    _command(TYPED, r"7z[ar]?|unrar|rar", "-p", ("7z", "rar"), attached=True,
              separate=False),
-    _command("password on a command line", "ssh-keygen", r"-N|-P", ("ssh-keygen",)),
-    _command("password on a command line", r"curl|wget|http|https|xh", r"-u|--user|-a|--auth", ("curl", "wget", "http", "xh"),
-             after=":"),
-    _command("password on a command line", r"smbclient|rpcclient|smbmap|smbget", r"-U|--user", ("smb", "rpcclient"),
+    _command(TYPED, "ssh-keygen", r"-N|-P", ("ssh-keygen",)),
+    _command(TYPED, r"curl|wget|http|https|xh", r"-u|--user|-a|--auth", ("curl", "wget", "http", "xh"), after=":"),
+    _command(TYPED, r"smbclient|rpcclient|smbmap|smbget", r"-U|--user", ("smb", "rpcclient"),
              after="%"),
-    _command("password on a command line", "lftp", "-u", ("lftp",), after=","),
+    _command(TYPED, "lftp", "-u", ("lftp",), after=","),
     # Options that mean a password whatever the command: keytool, jarsigner, gpg, openssl's `pass:PW`.
-    _Form("password on a command line", ("pass",),
+    _Form(TYPED, ("pass",),
           Lazy(rf"(?<![\w\-])(?:-(?:src|dest)?(?:store|key)pass|--passphrase|--requirepass|--masterauth){_SPACE}{_WORD}")),
-    _Form("password on a command line", ("-pass",), Lazy(rf"(?<![\w\-])-pass(?:in|out){_SPACE}pass:{_WORD}")),
+    _Form(TYPED, ("-pass",), Lazy(rf"(?<![\w\-])-pass(?:in|out){_SPACE}pass:{_WORD}")),
     # Oracle: `sqlplus scott/tiger@orcl`.
-    _Form("password on a command line", ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl"),
+    _Form(TYPED, ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl"),
           Lazy(rf"{_START}(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:{_SPACE}-\w{{1,20}}){{0,3}}{_SPACE}{_WORD}"),
           after="/", until="@"),
     # rabbitmqctl add_user NAME PW, change_password NAME PW.
-    _Form("password on a command line", ("rabbitmqctl",),
+    _Form(TYPED, ("rabbitmqctl",),
           Lazy(rf"{_START}rabbitmqctl(?:{_SPACE}-\S{{1,40}}){{0,4}}{_SPACE}(?:add_user|change_password){_SPACE}"
                rf"\S{{1,200}}{_SPACE}{_WORD}")),
     # MinIO's client: mc alias set NAME URL ACCESS_KEY SECRET_KEY (and the older `mc config host add`).
-    _Form("password on a command line", ("mc alias", "mc config"),
+    _Form(TYPED, ("mc alias", "mc config"),
           Lazy(rf"{_START}mc{_SPACE}(?:alias{_SPACE}set|config{_SPACE}host{_SPACE}add)(?:{_SPACE}\S{{1,200}}){{3}}"
                rf"{_SPACE}{_WORD}")),
     # Windows: net use [Z:] \\server\share PW /user:NAME.
-    _Form("password on a command line", ("net use",),
+    _Form(TYPED, ("net use",),
           Lazy(rf"(?i){_START}net{_SPACE}use(?:{_SPACE}[a-z]:)?{_SPACE}\\\\\S{{1,200}}{_SPACE}{_WORD}")),
     # htpasswd -b[c] FILE USER PW, htpasswd -nb USER PW.
-    _Form("password on a command line", ("htpasswd",),
+    _Form(TYPED, ("htpasswd",),
           Lazy(rf"{_START}htpasswd{_SPACE}-[a-mo-zB]{{0,8}}b[a-zB]{{0,8}}{_SPACE}\S{{1,200}}{_SPACE}\S{{1,200}}{_SPACE}{_WORD}")),
-    _Form("password on a command line", ("htpasswd",),
+    _Form(TYPED, ("htpasswd",),
           Lazy(rf"{_START}htpasswd{_SPACE}-[a-zB]{{0,8}}n[a-zB]{{0,8}}{_SPACE}\S{{1,200}}{_SPACE}{_WORD}")),
     # Piped in: `echo PW | docker login --password-stdin`, `echo PW | sudo -S`.
-    _Form("password on a command line", ("-stdin", "sudo"),
+    _Form(TYPED, ("-stdin", "sudo"),
           Lazy(rf"{_START}(?:echo|printf)(?:{_SPACE}-[neE]{{1,3}})?{_SPACE}{_WORD}[ \t]{{0,8}}\|[^\n;&|]{{0,200}}?"
                r"(?:--password-stdin|sudo[ \t]{1,8}-S)")),
 ]
