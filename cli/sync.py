@@ -110,7 +110,8 @@ def resolve(ctx, memory_id, keep, as_json):
         found = conflicted(vault)
         if as_json:
             emit(found)
-        elif not found:
+            return
+        if not found:
             print("no memory holds a merge conflict")
         for memory_id, kinds in sorted(found.items()):
             print(f"{memory_id}: {', '.join(kinds)}  (`hafiza resolve {memory_id} --keep ours|theirs|both`)")

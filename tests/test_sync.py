@@ -361,6 +361,16 @@ def test_ours_is_this_machines_text_on_the_machine_that_fast_forwarded_too(pair)
     assert b.get("note").body == "Never push to main after 14:00." and conflicted(b) == {}
 
 
+def test_resolve_json_lists_the_conflicts_as_json_alone(pair):
+    """`resolve --json` printed the human lines after the JSON, so no script could parse it (found by the
+    week in tests/test_week.py)."""
+    a, b = pair
+    a.update("note", "line one\nfrom a\nline three")
+    b.update("note", "line one\nfrom b\nline three")
+    _settle(a, b)
+    assert json.loads(run_cli("--vault", str(a.root), "resolve", "--json").stdout) == {"note": ["body"]}
+
+
 def test_pick_settles_every_body_fence():
     body = "mine\n" + conflicts.fence("body", "theirs", "m")
     assert conflicts.pick(body, "ours") == "mine"
