@@ -170,7 +170,10 @@ class Machine:
         """The Claude Code hook exactly as `hafiza install claude-code` writes it; what it injects."""
         argv = hook_argv(sys.executable, "claude-code", event)
         started = time.monotonic()
-        proc = subprocess.run(argv, input=json.dumps(payload), env=self.env(tick=False), capture_output=True,
+        # A loaded machine (CI, or 8 test runs on 2 cores) must not turn a slow answer into silence: the
+        # in-process hook's budget is raised; what it answers is what is checked.
+        env = {**self.env(tick=False), "HAFIZA_HOOK_TIMEOUT": "60"}
+        proc = subprocess.run(argv, input=json.dumps(payload), env=env, capture_output=True,
                               text=True, timeout=60)
         _spent("hook", started)
         _traceback_free(argv, proc)
