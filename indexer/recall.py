@@ -603,10 +603,11 @@ def _subject_clauses(text: str) -> str:
 
 def _concepts(text: str, words: list[str]) -> dict[str, tuple[str, ...]]:
     """The lexicon's concepts `text` names, each with the informative `words` that name it (lexicon.py)."""
-    from .lexicon import lexicon
+    from .lexicon import for_words
 
     asked = set(words)
-    found = lexicon().concepts(terms(_head_and_tail(text, MAX_QUERY_CHARS)))
+    said = terms(_head_and_tail(text, MAX_QUERY_CHARS))
+    found = for_words(said).concepts(said)
     return {c: kept for c, owners in found.items() if (kept := tuple(w for w in owners if w in asked))}
 
 

@@ -82,3 +82,21 @@ def test_remember_suggests_the_vaults_other_words_for_what_a_memory_names_and_wr
     assert vault.get("window").aliases == []  # shown, never written
     # Not on a terminal and not asked for: the one line a script reads.
     assert run_cli("remember", "Veritabanı yedeği her gece alınır.", "--id", "backup").stdout == "remembered backup\n"
+
+
+def test_the_lines_a_prompt_can_meet_name_what_the_whole_lexicon_names():
+    # The cold hook reads only the lexicon's lines that hold a form of the prompt's words (lexicon.for_words).
+    whole = lexicon.Lexicon(lexicon.DATA.read_text(encoding="utf-8"))
+    texts = [line.replace("\t", " ") for line in lexicon.DATA.read_text(encoding="utf-8").splitlines()]
+    texts += ["staging veritabanını kim yönetiyor", "canlıya çıkışlarda yetkisi olmayan", "loglarda login hatası",
+              "the e-posta deployments were rolled out", "çok uzun yazıyorsun, kısalt"]
+    saved = lexicon._LOADED, lexicon._FOLDED
+    try:
+        for text in texts:
+            lexicon._LOADED = lexicon._FOLDED = None  # a fresh process's first prompt
+            words = terms(text)
+            part = lexicon.for_words(words)
+            assert lexicon._LOADED is None and part.concepts(words) == whole.concepts(words), text
+        assert lexicon.for_words(["x"]) is lexicon._LOADED  # the second prompt on: all of it, read once
+    finally:
+        lexicon._LOADED, lexicon._FOLDED = saved
