@@ -194,9 +194,11 @@ def _show_fact(root, fact_id: str, as_json: bool) -> None:
 def _own_text(root, memory_id: str) -> str | None:
     """The text of memories/ID.md when its header declares that id, which is all `show` prints: no YAML
     parser is loaded for it (half of the command's time). None sends the vault looking: a file named
-    otherwise, or one it will refuse with a reason (a symbolic link, not UTF-8)."""
+    otherwise, or one it will refuse with a reason (a symbolic link, not UTF-8, a secret in it)."""
+    from hafiza.vault.errors import Quarantined
     from hafiza.vault.files import read_text
     from hafiza.vault.format.ids import declared_id, is_valid_id
+    from hafiza.vault.guard import quarantine
     from hafiza.vault.format.layout import existing
     from hafiza.vault.format.paths import MEMORIES
 
@@ -204,8 +206,8 @@ def _own_text(root, memory_id: str) -> str | None:
     if path is None or declared_id(path) != memory_id:
         return None
     try:
-        return read_text(path)
-    except (OSError, UnicodeDecodeError):
+        return quarantine.check(read_text(path), path)
+    except (OSError, UnicodeDecodeError, Quarantined):
         return None
 
 

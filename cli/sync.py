@@ -65,6 +65,9 @@ def _print(report, indent: str = "") -> None:
               (" (first push)" if report.first_push else ""))
     for note in report.notes:
         print(f"{indent}note: {note}")
+    for rel, kinds in report.quarantined.items():
+        print(f"{indent}quarantined: {rel} holds what looks like a secret ({', '.join(kinds)}): kept as the remote "
+              "has it, never indexed, recalled or shown; `hafiza doctor` says how to remove it from history")
     if report.conflicts:
         print(f"{indent}{len(report.conflicts)} memory(ies) hold two texts until you pick: `hafiza resolve` "
               "lists them")

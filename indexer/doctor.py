@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from hafiza.vault.errors import Quarantined
 
 
 @dataclass
@@ -20,7 +23,7 @@ def run_checks(vault, settings, adapters=()) -> list[Check]:
     """Every check; `settings` (hafiza.indexer.config) names the embedder whose vectors are checked, and
     `adapters` are the agent adapters' checks (hooks/: Claude Code's MEMORY.md cliff, the installed clients'
     hooks), each a function of the vault that returns a Check."""
-    checks = [check(vault) for check in (check_files, check_index)]
+    checks = [check(vault) for check in (check_files, check_secrets, check_index)]
     checks.append(check_vectors(vault, settings))
     return checks + [check(vault) for check in (check_lock, check_git, check_interrupted, check_links, check_private,
                                                 check_usage, check_aliases, *adapters,
@@ -60,7 +63,7 @@ def check_files(vault) -> Check:
 
     memories, errors = vault.load_all()
     notes, broken = facts.load_all(vault.root)
-    errors += broken
+    errors = [e for e in errors + broken if not isinstance(e, Quarantined)]  # check_secrets names those
     renamed = [f"{vault_rel(m.path)} says `id: {m.id}`: it is found as {m.id} only; rename the file to "
                f"{m.id}.md" for m in memories if m.path is not None and m.path.stem != m.id]
     if errors:
@@ -69,6 +72,30 @@ def check_files(vault) -> Check:
     if renamed:
         return Check("files", "warn", f"{len(renamed)} file name(s) differ from the id inside", renamed)
     return Check("files", "ok", f"{len(memories)} memories parse" + (f", and {len(notes)} fact notes" if notes else ""))
+
+
+def check_secrets(vault) -> Check:
+    """Files holding what looks like a secret (a sync brought them, or a hand edit): quarantined, kept as they
+    are, and how to take the secret out of history (issue 29, item 4)."""
+    from hafiza.vault import facts
+    from hafiza.vault.files import read_text
+    from hafiza.vault.format.layout import vault_rel
+    from hafiza.vault.guard import quarantine
+    from hafiza.indexer.profile import PROFILE_FILE
+
+    found = [e for e in vault.load_all()[1] + facts.load_all(vault.root)[1] if isinstance(e, Quarantined)]
+    held = [(vault_rel(Path(e.path)), e.kinds) for e in found]
+    try:
+        profile = quarantine.kinds(read_text(vault.root / PROFILE_FILE))
+    except (OSError, UnicodeDecodeError):
+        profile = []
+    if profile:
+        held.append((PROFILE_FILE, profile))
+    if not held:
+        return Check("secrets", "ok", "no file holds what looks like a secret")
+    return Check("secrets", "fail", f"{len(held)} file(s) hold what looks like a secret: quarantined (kept, never "
+                 "indexed, recalled, shown or put in the profile)",
+                 [f"{rel}: {', '.join(kinds)}; {quarantine.advice(rel)}" for rel, kinds in held])
 
 
 def check_index(vault) -> Check:

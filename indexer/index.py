@@ -356,8 +356,10 @@ class Index:
                 yield FileChange(name, None, index=((DROP, gone),) if gone else (), counted=REMOVED)
 
     def _file_change(self, manifest, name: str, old, on_disk: dict) -> FileChange:
-        """What one moved file asks: read, parsed, checked for an id another file holds."""
+        """What one moved file asks: read, checked for secrets, parsed, checked for an id another file holds."""
         from hafiza.vault.format import model
+        from hafiza.vault.errors import Quarantined
+        from hafiza.vault.guard import quarantine
 
         from .manifest import Row
 
@@ -376,6 +378,10 @@ class Index:
             return FileChange(name, Row(*stat, digest, old.id, old.error), unchanged=True)
         dropped = ((DROP, old.id),) if old and old.id else ()
         counted = CHANGED if old else ADDED
+        try:
+            quarantine.check(text, path)  # a secret merged from a remote, or edited in by hand: never indexed
+        except Quarantined as exc:
+            return FileChange(name, Row(*stat, digest, error=exc.reason), index=dropped)
         if name.startswith(f"{FACTS}/"):
             return self._note_change(name, path, text, stat, digest, dropped, counted)
         try:

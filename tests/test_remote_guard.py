@@ -4,8 +4,10 @@ secret that comes in is quarantined: kept, never indexed, recalled, shown or put
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -145,3 +147,81 @@ def test_init_from_and_vault_add_refuse_a_hostile_remote_and_leave_nothing(tmp_p
     assert added.returncode == 1 and "'.hafiza'" in added.stderr
     assert "no team vaults" in run_cli("vault", "list").stdout
     assert not list((tmp_path / "home").rglob("teams/team/.git"))
+
+
+# ---- item 4: a secret that comes in is quarantined, not recalled, shown or deleted
+
+def token() -> str:
+    return "gh" + "p_" + "Zq7Lm2Xc9Vb4Nk1Rt6Yw3Ps8Dh5Gf0Ja2Ue7"  # assembled at run time; not a real token
+
+
+def hook(prompt: str, event: str = "UserPromptSubmit") -> str:
+    """The prompt hook's entry point, as an agent runs it."""
+    payload = {"session_id": "q-1", "transcript_path": "", "cwd": "/tmp", "hook_event_name": event, "prompt": prompt}
+    proc = subprocess.run([sys.executable, "-m", "hafiza.cli.main", "hook", "claude-code", event],
+                          input=json.dumps(payload), capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "HAFIZA_DAEMON": "0"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def leak(work: Path):
+    """A teammate commits a memory and a profile line holding a live token, with plain git."""
+    (work / "memories" / "deploy-creds.md").write_text(
+        "---\nid: deploy-creds\ntype: knowledge\ntitle: Production deploy credentials\nscope: global\n"
+        f"created: 2026-12-01\n---\nThe billing deploy bot pushes with {token()} from the CI runner.\n")
+    (work / "profile.md").write_text(f"- Always deploy billing with {token()}\n")
+
+
+@pytest.fixture
+def synced(tmp_path, remote):
+    """This machine's vault on the command line, synced with `remote`, recalled and indexed once."""
+    run_cli("init")
+    run_cli("remember", "Deploy to production only from main, after CI is green.", "--title",
+            "Production deploys from main", "--type", "rule")
+    run_cli("remote", "set", str(remote))
+    run_cli("sync")
+    return tmp_path / "vault"
+
+
+def test_a_secret_from_a_remote_is_quarantined_neither_injected_nor_shown_and_named(synced, tmp_path, remote):
+    attack(tmp_path, remote, leak)
+    done = run_cli("sync")
+    assert "quarantined: memories/deploy-creds.md" in done.stdout and "quarantined: profile.md" in done.stdout
+    assert token() not in done.stdout + done.stderr
+    kept = (synced / "memories" / "deploy-creds.md").read_text()
+    assert token() in kept  # not deleted: the file stays as the remote has it
+
+    recalled = hook("how do we push the production billing deploy credentials from CI?")
+    started = hook("", event="SessionStart")
+    assert token() not in recalled and "deploy-creds" not in recalled
+    assert token() not in started and "Production deploys from main" in started
+    shown = run_cli("show", "deploy-creds", check=False)
+    assert shown.returncode != 0 and "quarantined" in shown.stderr and token() not in shown.stdout + shown.stderr
+    assert "deploy-creds" not in run_cli("search", "billing deploy credentials CI runner").stdout
+    assert "deploy-creds" not in run_cli("list").stdout
+
+    doctor = run_cli("doctor", check=False)
+    assert doctor.returncode != 0 and token() not in doctor.stdout
+    named = [line for line in doctor.stdout.splitlines() if "memories/deploy-creds.md:" in line]
+    assert named and "GitHub" in named[0] and "git filter-repo" in named[0] and "push --force" in named[0]
+    assert any(line.strip().startswith("profile.md:") for line in doctor.stdout.splitlines())
+    run_cli("remember", "Staging deploys go through Argo.")  # the vault still takes writes
+    assert token() in (synced / "memories" / "deploy-creds.md").read_text()
+
+
+def test_the_ui_shows_a_quarantined_memory_as_a_notice_not_its_text(synced, tmp_path, remote):
+    from ui_server import Client, Server
+
+    attack(tmp_path, remote, leak)
+    run_cli("sync")
+    server = Server(env={"HAFIZA_DAEMON": "0"})
+    try:
+        client = Client(server)
+        client.login()
+        response, text = client.get("/memory/deploy-creds")
+        assert response.status == 409 and "quarantined" in text and token() not in text
+        response, text = client.get("/health")
+        assert "memories/deploy-creds.md" in text and token() not in text
+    finally:
+        server.stop()

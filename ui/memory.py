@@ -8,7 +8,7 @@ import difflib
 import re
 from urllib.parse import quote
 
-from hafiza.vault.errors import HafizaError, MemoryNotFound
+from hafiza.vault.errors import HafizaError, MemoryNotFound, Quarantined
 from hafiza.vault.files import read_text
 from hafiza.vault.format.layout import vault_rel
 
@@ -31,6 +31,8 @@ async def memory(request, error: str | None = None, draft_text: str | None = Non
         found = vault.get(request.path_params["id"])
     except MemoryNotFound as exc:
         return render(request, "missing.html", status=404, message=exc.message)
+    except Quarantined as exc:  # a secret a sync brought in: a notice, never its text
+        return render(request, "missing.html", status=409, message=exc.message, title="Quarantined")
     text = read_text(found.path)
     commits = history(vault, found)
     return render(request, "memory.html", status=status, m=found, vault=name, text=draft_text or text,

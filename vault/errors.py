@@ -31,6 +31,16 @@ class FrontmatterError(HafizaError):
         self.line = line
 
 
+class Quarantined(FrontmatterError):
+    """A vault file that holds what looks like a secret (merged from a remote, or edited by hand): kept as it
+    is, never indexed, recalled, shown or put in the profile (vault/guard/quarantine.py)."""
+
+    def __init__(self, path, kinds: list[str]):
+        super().__init__(path, f"quarantined: it holds what looks like a secret ({', '.join(kinds)}), so hafiza "
+                               "never indexes, recalls or shows it; `hafiza doctor` says how to remove it")
+        self.kinds = kinds
+
+
 class SecretRefused(HafizaError):
     exit_code = 4
 

@@ -188,9 +188,11 @@ def _body(body: str) -> tuple[str, list[Attribute]]:
 
 
 def read(path: Path) -> Note:
+    """A fact note, parsed; Quarantined when it holds a secret (vault/guard/quarantine.py)."""
     from .format.model import read_note
+    from .guard import quarantine
 
-    return parse(read_note(path), path)
+    return parse(quarantine.check(read_note(path), path), path)
 
 
 def load_all(root: Path) -> tuple[list[Note], list[FrontmatterError]]:

@@ -8,6 +8,7 @@ from pathlib import Path
 SIDECAR = ".hafiza"
 MEMORIES = "memories"
 FACTS = "facts"  # one note per entity, with dated history (vault/facts.py)
+PROFILE = "profile.md"  # lines the user pins into every session's profile (indexer/profile.py)
 # Recall's id of a fact note's attribute, `fact:<note>/<attribute>`: never a memory id (vault/format/ids.py).
 FACT_DOC = "fact:"
 WRITE_LOCK = "write.lock"  # in SIDECAR: held by the one writer at a time

@@ -127,7 +127,7 @@ class Vault(HandEdits):
         memories, errors, seen = [], [], {}
         for path in self.paths():
             try:
-                memory = model.read(path)
+                memory = _read(path)
             except FrontmatterError as exc:
                 errors.append(exc)
                 continue
@@ -141,7 +141,7 @@ class Vault(HandEdits):
     def get(self, memory_id: str) -> Memory:
         path = layout.existing(self.memories_dir, memory_id) if is_valid_id(memory_id) else None
         if path is not None:
-            memory = model.read(path)  # a symlink or a pipe by that name is refused, not followed
+            memory = _read(path)  # a symlink or a pipe by that name is refused, not followed
             if memory.id == memory_id:
                 return memory  # else x.md says `id: y`: it is y, and only y (doctor names the mismatch)
         for memory in self.load_all()[0]:  # a hand-made file whose name differs from its id
@@ -752,3 +752,11 @@ class Taken:
     def held(self, memory_id: str) -> bool:
         """In use by the vault, not by an id this plan took."""
         return memory_id not in self.added and memory_id in self
+
+
+def _read(path: Path) -> Memory:
+    """A memory file, parsed; Quarantined when it holds a secret (a sync brought it in, or a hand edit): every
+    reader of memories (get, load_all: show, MCP, the UI, the curator) sees that instead of its text."""
+    from hafiza.vault.guard import quarantine
+
+    return model.parse(quarantine.check(model.read_note(path), path), path)

@@ -32,7 +32,7 @@ from hafiza.vault.format.ids import unique_id
 from hafiza.vault.facts import is_fact_path
 from . import incoming
 from .merge import is_memory, reconcile, twice
-from hafiza.vault.format.paths import FACT_DOC, FACTS, MEMORIES
+from hafiza.vault.format.paths import FACT_DOC, FACTS, MEMORIES, PROFILE
 
 ATTRIBUTES = ".gitattributes"
 # What the driver merges; memories/*/*.md: a large vault's subfolders (vault/format/layout.py).
@@ -54,13 +54,14 @@ class Report:
     went_out: dict[str, list[str]] = field(default_factory=lambda: {"added": [], "changed": [], "superseded": []})
     notes: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # memories holding both texts until a person picks
+    quarantined: dict[str, list[str]] = field(default_factory=dict)  # path -> kinds of secret that came in
     pushed: int = 0          # commits the remote did not have
     first_push: bool = False
 
     def to_json(self) -> dict:
         return {"remote": self.remote, "url": self.url, "in": self.came_in, "out": self.went_out,
                 "pushed_commits": self.pushed, "first_push": self.first_push, "notes": self.notes,
-                "conflicts": self.conflicts}
+                "conflicts": self.conflicts, "quarantined": self.quarantined}
 
 
 def driver_command() -> str:
@@ -172,9 +173,12 @@ def sync(vault, remote: str = REMOTE, branch: str = BRANCH) -> Report:
             _merge(vault, tip, remote, branch, report)
             _repair(vault, report)  # what came in may hold the markers of a merge made elsewhere without the driver
             head = git.head()
-        if tip is not None and before is not None:  # what the remote changed, as it now stands here
-            theirs = {p for _, p in git.diff_names(git.merge_base(before, tip), tip, MEMORIES, FACTS)}
-            _tally(git, before, head, report.came_in, only=theirs)
+        if tip is not None and tip != before:  # what the remote changed, as it now stands here
+            base = git.merge_base(before, tip) if before else None
+            theirs = {p for _, p in git.diff_names(base, tip, MEMORIES, FACTS, PROFILE)}
+            if before is not None:
+                _tally(git, before, head, report.came_in, only=theirs - {PROFILE})
+            report.quarantined.update(_quarantined(vault.root, theirs))
         if head is None or head == tip:
             break
         out = {"added": [], "changed": [], "superseded": []}
@@ -201,6 +205,22 @@ def _reach(call, remote: str, url: str):
             raise
         raise HafizaError(f"cannot reach {remote} ({url}): {exc.message.removeprefix('git ')}. Nothing was lost: "
                           "local commits stay and go out with the next `hafiza sync`.") from None
+
+
+def _quarantined(root: Path, rels) -> dict[str, list[str]]:
+    """Of the files a remote changed, those now holding what looks like a secret (path -> kinds): kept as the
+    remote has them, and never indexed, recalled or shown (vault/guard/quarantine.py)."""
+    from hafiza.vault.guard import quarantine
+
+    found = {}
+    for rel in sorted(rels):
+        try:
+            kinds = quarantine.kinds(read_regular(Path(root) / rel).decode("utf-8", "replace"))
+        except OSError:
+            continue  # gone since, or not a regular file (never read anyway)
+        if kinds:
+            found[rel] = kinds
+    return found
 
 
 def _moved(git, remote: str, branch: str, tip: str | None) -> bool:
