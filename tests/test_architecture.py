@@ -357,3 +357,25 @@ def test_only_the_jobs_that_ask_a_model_import_the_model_talking_code():
              if module.split(".")[1] not in ASKS_A_MODEL and room_of(module) != "offline"
              for imported in sorted(deps) if imported.startswith(MODEL_TALK)]
     assert found == []
+
+
+# What the store asks of git: the narrow interface it uses (reading history and the last commit's files, committing
+# files, putting git's index back, the state a killed git or an unfinished merge leaves). The rest of GitStore is
+# sync's (remotes, merges) and review's (branches). A new need is added here on purpose.
+STORE_USES_GIT = {
+    "head", "log", "get", "changed", "changed_paths", "tracked", "blob_ids",  # reading
+    "commit", "commit_contents", "untrack", "revert",                         # committing
+    "unstage", "restore",                                                     # git's index and work tree put back
+    "merging", "stale_lock", "leftovers", "tune", "git_dir",                  # the repository's state
+}
+
+
+def test_the_store_uses_git_through_a_few_operations():
+    used = set()
+    for path in sorted((ROOT / "vault" / "store").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            owner = getattr(node, "value", None)
+            if isinstance(node, ast.Attribute) and (getattr(owner, "attr", None) == "git" or getattr(owner, "id", None) == "git"):
+                used.add(node.attr)
+    assert used - STORE_USES_GIT == set()
+    assert used >= {"head", "commit", "log"}  # the check sees the store's calls
