@@ -100,3 +100,17 @@ def test_the_lines_a_prompt_can_meet_name_what_the_whole_lexicon_names():
         assert lexicon.for_words(["x"]) is lexicon._LOADED  # the second prompt on: all of it, read once
     finally:
         lexicon._LOADED, lexicon._FOLDED = saved
+
+
+def test_only_the_rarest_concepts_of_a_prompt_are_searched(vault):
+    from hafiza.indexer.recall import MAX_CONCEPTS
+
+    rare = [("pg", "Veritabanı ana makinesi pg-main-01."), ("perm", "Yetki talepleri Murat'a gider."),
+            ("logs", "Loglar Loki'de tutulur."), ("cache", "Önbellek olarak Redis kullanılır.")]
+    common = [(f"release-{n}", f"Sürüm {n} yayına alma notu.") for n in range(3)]  # the concept "deploy", thrice
+    vault.import_many([{"id": i, "title": i, "text": t} for i, t in rare + common], source="test")
+    recall = Recall(vault.root)
+    asked = "database permission log cache deployment"  # five concepts, in words no memory holds
+    found = {h.id for h in recall.search(asked, mode="keyword", all_scopes=True)}
+    assert MAX_CONCEPTS == 4 and found == {i for i, _ in rare}
+    assert {h.id for h in recall.search("deployment", mode="keyword", all_scopes=True)} == {i for i, _ in common}
