@@ -152,9 +152,8 @@ def invariants(w: World, known_items=()) -> None:
     """`known_items`: the issue-30 items this step's invariants are known to trip over (see `maybe_known`)."""
     for m in w.machines():
         fsck(m, m.root)
-        doctor(m, w.pending[m.name], known_items)
-        with maybe_known(3 in known_items, 3, "decided proposals listed again"):
-            nothing_decided_is_proposed(m, w.decided)
+        doctor(m, w.pending[m.name])
+        nothing_decided_is_proposed(m, w.decided)
     for remote in (w.remote, w.team):
         fsck(w.a, remote)
     with maybe_known(2 in known_items, 2, "the 20 prompts through the hook right after the write"):
@@ -162,7 +161,7 @@ def invariants(w: World, known_items=()) -> None:
 
 
 def maybe_known(armed: bool, item: int, what: str):
-    return known(item=item, what=what, strict=item not in (2, 3)) if armed else contextlib.nullcontext()
+    return known(item=item, what=what, strict=item != 2) if armed else contextlib.nullcontext()
 
 
 def fsck(m: Machine, root: Path) -> None:
@@ -172,15 +171,14 @@ def fsck(m: Machine, root: Path) -> None:
     assert proc.returncode == 0 and not proc.stdout.strip(), f"fsck {root}: {proc.stdout}{proc.stderr}"
 
 
-def doctor(m: Machine, pending: dict[str, str], known_items=()) -> None:
+def doctor(m: Machine, pending: dict[str, str]) -> None:
     """Every check ok but those pending, and each of those says what is pending (its words)."""
     checks = {c["name"]: c for c in m.json("doctor")}
     raised = {name: f"{c['summary']} {' '.join(c['details'])}" for name, c in checks.items() if c["level"] != "ok"}
     for name in sorted(set(raised) | set(pending)):
-        with maybe_known(name == "review" and 3 in known_items, 3, "doctor counts decided proposals"):
-            said, words = raised.get(name), pending.get(name)
-            assert (said is None) == (words is None), f"doctor on {m.name}, {name}: {said!r}, expected {words!r}"
-            assert said is None or words in said, f"doctor on {m.name}, {name}: {said!r} lacks {words!r}"
+        said, words = raised.get(name), pending.get(name)
+        assert (said is None) == (words is None), f"doctor on {m.name}, {name}: {said!r}, expected {words!r}"
+        assert said is None or words in said, f"doctor on {m.name}, {name}: {said!r} lacks {words!r}"
 
 
 def nothing_decided_is_proposed(m: Machine, decided: dict[str, str]) -> None:
@@ -389,7 +387,7 @@ def test_wednesday_curate_and_review(week):
     first, second = branch["proposals"][:2]
     pending = len([p for b in a.json("review") for p in b["proposals"] if p["state"] == "open"])
     week.pending["a"]["review"] = f"{pending} "
-    doctor(a, week.pending["a"], known_items=(3,))
+    doctor(a, week.pending["a"])
 
     a.run("review", "accept", run["branch"], "--only", str(first["number"]))
     a.run("review", "reject", run["branch"], "--only", str(second["number"]), "--why", "kept apart on purpose")
@@ -479,12 +477,11 @@ def test_thursday_capture_and_the_inbox(week):
     session(a, week.shop, WEEK[3], 15, "Always write commit messages in English.")  # the next session
     a.run("sessions", "import")
     again = a.json("inbox", "file")
-    with known(item=3, what="inbox file proposes again what was decided", strict=False):
-        assert not decided_again(inbox_open(a).values(), week.decided), inbox_open(a)
+    assert not decided_again(inbox_open(a).values(), week.decided), inbox_open(a)  # item 3
     still = [p for p in inbox_open(a).values() if not decided_again([p], week.decided)]
     assert any("English" in p["subject"] or "english" in p["subject"] for p in still), (again, still)
     week.pending["a"]["review"] = f"{len(still)} "
-    invariants(week, known_items=(3,))
+    invariants(week)
     a.run("inbox", "reject", "--why", "not this week")  # the rest, so the week goes on with an empty inbox
     week.decided.update({p["key"]: p["subject"] for p in still})
     week.pending["a"].pop("review")
@@ -508,7 +505,7 @@ def test_thursday_facts(week):
     assert "Ankara" in json.dumps(got, ensure_ascii=False), got
     fact_id = next(i for i in block_ids(block) if i.startswith("fact"))
     assert "Ankara" in a.run("show", fact_id).stdout  # item 10
-    invariants(week, known_items=(3,))
+    invariants(week)
     known.settle()
 
 
@@ -526,7 +523,7 @@ def test_friday_skills_draft_promote_reject(week):
     drafts = {p["subject"].split()[-1]: p for b in a.json("review") for p in b["proposals"]
               if b["branch"].startswith("skills/")}
     week.pending["a"]["review"] = "2 "
-    doctor(a, week.pending["a"], known_items=(3,))
+    doctor(a, week.pending["a"])
     promoted = a.run("skills", "promote", "pull-changelog-tag").stdout
     assert str(a.home / ".claude" / "skills" / "pull-changelog-tag" / "SKILL.md") in promoted
     a.run("skills", "reject", "db-snapshot-migrate", "--why", "CI runs the migrations now")
@@ -537,9 +534,8 @@ def test_friday_skills_draft_promote_reject(week):
     assert a.json("skills", "draft")["drafted"] == []  # nothing decided is drafted again
     a.run("sessions", "import")
     a.run("inbox", "file")
-    with known(item=3, what="inbox file proposes again what was decided", strict=False):
-        assert not decided_again(inbox_open(a).values(), week.decided), inbox_open(a)
-    invariants(week, known_items=(3,))
+    assert not decided_again(inbox_open(a).values(), week.decided), inbox_open(a)  # item 3
+    invariants(week)
     known.settle()
 
 
@@ -561,7 +557,7 @@ def test_saturday_sync_conflicting_edits_and_resolve(week):
     a.run("sync")   # fast-forwards to B's merge
     assert a.json("resolve") == {"friday-push": ["body"]}
     week.pending["a"]["sync"] = week.pending["b"]["sync"] = "friday-push"
-    invariants(week, known_items=(3,))
+    invariants(week)
     block = a.prompt("can I push to main on friday afternoon?")
     line = next((x for x in block.splitlines() if "] friday-push:" in x), "")  # item 6
     assert not line or ("conflict" in line and "15:00" in line and "16:00" in line), line
@@ -574,7 +570,7 @@ def test_saturday_sync_conflicting_edits_and_resolve(week):
     b.run("sync")
     for m in (a, b):  # B reads cold, keywords only: asked in the memory's words
         sees(week, m, "friday-push", "never push to main on fridays", "15:00")
-    invariants(week, known_items=(3,))
+    invariants(week)
     known.settle()
 
 
@@ -601,7 +597,7 @@ def test_saturday_promote_to_the_team(week):
     assert "second-reviewer" in block_ids(block) and "vault: team" in block, block
     recalled = a.mcp.ok("recall", query="billing production deploys second reviewer")["hits"]
     assert any(h["id"] == "second-reviewer" and h["vault"] == "team" for h in recalled), recalled
-    invariants(week, known_items=(3,))
+    invariants(week)
     known.settle()
 
 
@@ -621,5 +617,5 @@ def test_sunday_the_week_read_back(week):
     assert not {f["key"] for f in proposed} & set(week.decided), proposed  # decided on Wednesday
     for m in (a, b):
         assert m.json("resolve") == {}
-    invariants(week, known_items=(3,))
+    invariants(week)
     known.settle()

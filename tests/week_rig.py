@@ -60,8 +60,9 @@ class Known:
 
     @contextlib.contextmanager
     def __call__(self, item: int, what: str = "", strict: bool = True):
-        """`strict=False`: for a seam whose failure depends on the wall clock (item 3 shows when two runs
-        fall in the same minute), a pass is not taken for the fix."""
+        """`strict=False`: a seam that shows only when two processes race (item 2: MCP `recall` right after
+        `remember` answers from the index as it was while the warm process applies the same write, about
+        once in six), so a pass is not taken for the fix."""
         if os.environ.get("HAFIZA_WEEK_KNOWN") == "off":
             yield
             return
