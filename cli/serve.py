@@ -25,9 +25,13 @@ def _address(value: str) -> tuple[str, int]:
     flag("--users",
          help="With --http: serve the users of `hafiza token list`, each with a bearer token, their own vault "
               "and the team vaults they are granted."),
+    arg("--sessions", type=int, metavar="N",
+        help="With --users: sessions one user may hold open at once, 32 unless given; the next is refused (503)."),
+    arg("--idle", type=float, metavar="SECONDS",
+        help="With --users: close a session that has had no request for this long (1800 unless given)."),
     name="mcp",
 )
-def mcp_(ctx, http, project, users):
+def mcp_(ctx, http, project, users, sessions, idle):
     """Run the MCP server: recall, remember, update, add_aliases, supersede, forget, mark_used, get, list,
     profile, record_episode, search_sessions, set_fact, get_fact.
 
@@ -44,9 +48,13 @@ def mcp_(ctx, http, project, users):
             raise HafizaError("--users serves several people over HTTP: give --http 127.0.0.1:PORT too")
         from pathlib import Path
 
-        from hafiza.hooks.shared import serve as serve_users
+        from hafiza.hooks.shared import IDLE_SECONDS, SESSIONS_PER_USER, serve as serve_users
 
-        serve_users(Path(ctx.settings.config), ctx.settings, address)
+        sessions = SESSIONS_PER_USER if sessions is None else sessions
+        idle = IDLE_SECONDS if idle is None else idle
+        if sessions < 1 or not 0 < idle < float("inf"):
+            raise HafizaError("--sessions wants a whole number from 1, --idle a number of seconds above 0")
+        serve_users(Path(ctx.settings.config), ctx.settings, address, sessions, idle)
         return
     if not is_vault(ctx.root):
         from hafiza.vault.store.vault import Vault

@@ -11,6 +11,7 @@ argument can reach another user's vault: the server that would answer it is not 
 from __future__ import annotations
 
 import json
+import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -22,16 +23,24 @@ from .users import Tokens, User
 
 SESSION_HEADER = b"mcp-session-id"
 USER_HEADER = b"x-hafiza-user"
+# Sessions one user may hold open at once: their agents in parallel, with room to spare. Each holds ~2 MB, and
+# one user opened 3,400 without limit (issue 29, item 5: 100 -> 228 MB, never freed); the next gets a 503.
+SESSIONS_PER_USER = 32
+IDLE_SECONDS = 30 * 60  # a session with no request for this long is closed; its client starts a new one
+MAX_BODY = 4 << 20  # what the MCP server itself takes (its max_request_body_size); far past any tool call
+LOG = logging.getLogger("uvicorn.error")  # uvicorn prints it, one line a message
 
 
 class Gate:
     """The ASGI app at /mcp: authenticates, then hands the request to the user's own server."""
 
-    def __init__(self, config: Path, settings, host: str):
+    def __init__(self, config: Path, settings, host: str, sessions: int = SESSIONS_PER_USER,
+                 idle: float = IDLE_SECONDS):
         self.config = Path(config)
         self.tokens = Tokens(config)
         self.settings = settings
         self.host = host
+        self.sessions, self.idle = sessions, idle
         self.servers: dict[tuple, object] = {}   # (user, vault, teams) -> that user's ASGI app
         self.owners: dict[str, str] = {}         # MCP session id -> the user it was opened for
         self._group = None
@@ -63,6 +72,10 @@ class Gate:
         if owner is not None and owner != user.name:
             return await refuse(send, 403, "this session belongs to another user")
         app = await self._server(user)
+        if scope.get("method") == "POST":
+            receive = await _whole_body(receive, user.name, send)
+            if receive is None:
+                return
 
         async def remember_session(message):
             if message["type"] == "http.response.start":
@@ -90,9 +103,35 @@ class Gate:
         listed = load_teams(self.config, strict=False)
         teams = {name: listed[name].path for name in user.teams if name in listed}
         server = create_server(user.vault, settings=self.settings, teams=teams, user=user.name)
-        app = server.streamable_http_app(host=self.host)
+        # Each user has a session manager of their own, so its cap is theirs alone: one user's sessions never
+        # keep another's out.
+        app = server.streamable_http_app(host=self.host, max_sessions=self.sessions, session_idle_timeout=self.idle)
         await self._group.start(_run, server.session_manager)
         return app
+
+
+async def _whole_body(receive, user: str, send):
+    """Read a POST's body before the MCP server does: a client that goes away mid-body (or sends more than a
+    request may hold) is answered here, with one line in the log, instead of the server's traceback (issue 29,
+    item 5). A `receive` that replays the body, then listens on; None when the request is done with."""
+    messages, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            LOG.warning("a client of %s went away mid-request; nothing was done", user)
+            return None
+        messages.append(message)
+        size += len(message.get("body", b""))
+        if size > MAX_BODY:
+            await refuse(send, 413, f"a request may hold at most {MAX_BODY:,} bytes")
+            return None
+        if not message.get("more_body"):
+            break
+
+    async def replay():
+        return messages.pop(0) if messages else await receive()
+
+    return replay
 
 
 async def _run(manager, *, task_status=anyio.TASK_STATUS_IGNORED):
@@ -111,18 +150,19 @@ async def refuse(send, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def app(config: Path, settings, host: str):
+def app(config: Path, settings, host: str, sessions: int = SESSIONS_PER_USER, idle: float = IDLE_SECONDS):
     """The whole shared server as an ASGI app: /mcp behind the gate, nothing else."""
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    gate = Gate(config, settings, host)
+    gate = Gate(config, settings, host, sessions, idle)
     return Starlette(routes=[Route("/mcp", endpoint=gate)], lifespan=gate.running)
 
 
-def serve(config: Path, settings, http: tuple[str, int]) -> None:
+def serve(config: Path, settings, http: tuple[str, int], sessions: int = SESSIONS_PER_USER,
+          idle: float = IDLE_SECONDS) -> None:
     """Run the shared server until the process is stopped."""
     import uvicorn
 
     host, port = http
-    uvicorn.run(app(config, settings, host), host=host, port=port, log_level="warning")
+    uvicorn.run(app(config, settings, host, sessions, idle), host=host, port=port, log_level="warning")
