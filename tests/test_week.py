@@ -156,6 +156,7 @@ def invariants(w: World, known_items=()) -> None:
         nothing_decided_is_proposed(m, w.decided)
     for remote in (w.remote, w.team):
         fsck(w.a, remote)
+    assert w.a.json("search", "tamam devam et", "--floor") == []  # item 1: no hit, warm process up, no traceback
     with maybe_known(2 in known_items, 2, "the 20 prompts through the hook right after the write"):
         twenty_prompts(w.a)
 
