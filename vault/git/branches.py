@@ -56,7 +56,7 @@ class Branches:
         finally:
             index.unlink(missing_ok=True)
         sha = self._run("commit-tree", tree, "-p", parent, "-m", msg).strip()
-        self._run("update-ref", f"refs/heads/{name}", sha, old or "0" * 40)
+        self._run("update-ref", f"refs/heads/{name}", sha, old or "")  # "": must not exist yet (SHA-1 or SHA-256)
         return sha
 
     def commit_chain(self, name: str, parent: str, commits: list[tuple[dict[str, bytes], str]]) -> list[str]:

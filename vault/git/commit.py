@@ -153,7 +153,8 @@ class Committing:
             return None
 
     def _move_head(self, parent: str, sha: str, msg: str) -> None:
-        """The checked-out branch to `sha`, only from `parent` (all zeros: a branch with no commit yet)."""
+        """The checked-out branch to `sha`, only from `parent` ("": a branch with no commit yet; git's all-zeros id
+        would name SHA-1's length, which a SHA-256 repository refuses)."""
         subject = msg.split("\n", 1)[0]
         self._run("update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent)
 
@@ -201,7 +202,7 @@ class Committing:
                 raise StagedElsewhere(extra)
         sha = self._run("commit-tree", tree, *(("-p", parent) if parent else ()), "-m", msg.strip("\n"),
                         env=env).strip()
-        self._move_head(parent or "0" * 40, sha, msg)
+        self._move_head(parent or "", sha, msg)  # "": the branch must not exist yet, whatever git's hash
         return sha
 
 

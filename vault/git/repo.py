@@ -212,8 +212,8 @@ class GitStore(Committing, Branches, Remotes, Runner):
                 if path in wanted:
                     mode, _, sha = meta.split(" ")
                     held[path] = f"{mode} {sha}"
-        self._run("update-index", "-z", "--index-info",
-                  stdin=[f"{held.get(p, '0 ' + '0' * 40)}\t{p}" for p in paths])
+        gone = "0 " + "0" * len(self.head() or "0" * 40)  # mode 0: drop the entry; an id as long as the repo's
+        self._run("update-index", "-z", "--index-info", stdin=[f"{held.get(p, gone)}\t{p}" for p in paths])
 
     def restore(self, paths) -> None:
         """Put `paths` (all in the last commit) back as the last commit holds them."""
