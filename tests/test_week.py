@@ -458,7 +458,7 @@ def test_thursday_capture_and_the_inbox(week):
     a = week.a
     a.next_day(WEEK[3])
     session(a, week.shop, WEEK[3], 10, "From now on run the end-to-end tests with playwright before each release.")
-    session(a, week.shop, WEEK[3], 11, f"my GitHub token is {TOKEN} — remember to use it for the release bot.")
+    session(a, week.shop, WEEK[3], 11, f"Remember that my GitHub token is {TOKEN}, use it for the release bot.")
     session(a, week.shop, WEEK[3], 12, "Never force-push to the shared staging branch.")
     a.run("sessions", "import")
     before = {e["id"] for e in a.json("list")}
