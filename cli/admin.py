@@ -25,6 +25,7 @@ def init(ctx, url):
     if url:
         report = rebuild_all(vault.root, progress=progress_factory(), embedder=embedder(ctx.settings))
         print(f"cloned {url}: {report.added} memories indexed")
+        tell_skipped(report)  # a memory holding a secret came with the clone: quarantined, and named
     print(f"vault ready at {vault.root}")
 
 
@@ -37,8 +38,13 @@ def reindex(ctx):
     vault = open_vault(ctx)
     report = rebuild_all(vault.root, progress=progress_factory(), embedder=embedder(ctx.settings))
     print(f"indexed {report.added} memories" + (f"; {len(report.errors)} file(s) skipped" if report.errors else ""))
+    tell_skipped(report)
+
+
+def tell_skipped(report) -> None:
+    """Each file an index build left out, and why (unparsable, a link, quarantined for a secret), on stderr."""
     for name, reason in sorted(report.errors.items()):
-        err(f"  skipped memories/{name}: {reason}")
+        err(f"  skipped {name if name.startswith('facts/') else 'memories/' + name}: {reason}")
 
 
 @cli.command(flag("--json", "as_json", help="JSON report."))

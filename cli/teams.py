@@ -68,11 +68,14 @@ def vault_add(ctx, name, source):
     from hafiza.vault.format.paths import data_dir
     from hafiza.vault.sync.teams import add
 
+    from .admin import tell_skipped
+
     team = add(_config(ctx), data_dir(os.environ), ctx.root, name, source)
     report = rebuild_all(team.path, progress=progress_factory(), embedder=embedder(ctx.settings))
     _restart_warm(ctx.root)
     print(f"added the vault {team.name} at {team.path}: {report.added} memories indexed; `hafiza search` "
           f"and the hooks read it with yours, `hafiza remember --to {team.name}` writes to it")
+    tell_skipped(report)
 
 
 @vault_.command(

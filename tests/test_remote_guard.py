@@ -225,3 +225,13 @@ def test_the_ui_shows_a_quarantined_memory_as_a_notice_not_its_text(synced, tmp_
         assert "memories/deploy-creds.md" in text and token() not in text
     finally:
         server.stop()
+
+
+def test_init_from_and_vault_add_name_a_quarantined_memory_that_came_with_the_clone(tmp_path, remote, mine):
+    attack(tmp_path, remote, leak)
+    fresh = run_cli("init", "--from", str(remote), env={"HAFIZA_VAULT": str(tmp_path / "fresh")})
+    assert "skipped memories/deploy-creds.md: quarantined" in fresh.stderr and token() not in fresh.stderr
+    run_cli("init")
+    added = run_cli("vault", "add", "team", str(remote))
+    assert "skipped memories/deploy-creds.md: quarantined" in added.stderr
+    assert "deploy-creds" not in run_cli("search", "billing deploy credentials CI runner").stdout
