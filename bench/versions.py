@@ -7,7 +7,8 @@ at each vault size, for the code of several commits side by side, interleaved ro
 
 Each `--code label=rev` is frozen with `git archive` (bench/common.snapshot) and run from an interpreter
 laid out as an installed hafiza's (common.installed_python: no editable-install finder in the base or the
-commands). The vaults are bench/scale.py's (keyword only, built once per size in --workdir). In each round,
+commands). The vaults are bench/scale.py's (keyword only, built once per size in --workdir), each version
+writing and reading its own copy (versions of different index schemas would rebuild each other's). In each round,
 every version's `remember` and `forget` run, in an order rotated per round, beside the base; then an
 untimed `hafiza list` brings the index level, and every version's `search --mode keyword` and the Claude
 Code prompt hook with no warm process (HAFIZA_DAEMON=0; the hook file of that version) run beside the base
@@ -34,12 +35,16 @@ WRITES, READS = ("remember", "forget"), ("search", "hook")
 
 def measure(work: Path, size: int, runs: int, python: str, code: dict[str, Path], ops: list[str], envs: Env) -> dict:
     vault, built = keyword_vault(work, size, envs(HAFIZA_EMBEDDER="none"))
-    env = {label: envs(HAFIZA_EMBEDDER="none", HAFIZA_VAULT=str(vault), HAFIZA_DAEMON="0", PYTHONPATH=str(folder))
-           for label, folder in code.items()}
+    # Each version writes and reads its own copy of the vault: versions whose index schemas differ (5 at 727bb47,
+    # 8 on 2026-12-07's main) would each rebuild the other's index, and the rebuild would be timed.
+    copies = {label: own_copy(vault, label) for label in code}
+    env = {label: envs(HAFIZA_EMBEDDER="none", HAFIZA_VAULT=str(copies[label]), HAFIZA_DAEMON="0",
+                       PYTHONPATH=str(folder)) for label, folder in code.items()}
     first = env[next(iter(code))]
     hafiza = [python, "-m", "hafiza.cli.main"]
-    run([*hafiza, "daemon", "stop"], first)
-    run([*hafiza, "list"], first)  # the index level with the files before timing
+    for each in env.values():
+        run([*hafiza, "daemon", "stop"], each)
+        run([*hafiza, "list"], each)  # the index level with the files before timing, in that version's schema
     rounds = runs + 1  # round 0 is not recorded
     forgettable = [d["id"] for d in json.loads(run([*hafiza, "list", "--json"], first).stdout)][: rounds * len(code)]
     prompts = screen(vault, gen.queries(400, seed=size % 97), projects(work), transcripts(work), rounds) if any(
@@ -72,9 +77,20 @@ def measure(work: Path, size: int, runs: int, python: str, code: dict[str, Path]
         if len(writes) > 1:
             interleaved(writes, samples, n, keep=n > 0)
         if len(reads) > 1:
-            run([*hafiza, "list"], first)  # the writes indexed: the reads find the index level
+            for each in env.values():
+                run([*hafiza, "list"], each)  # the writes indexed: the reads find the index level
             interleaved(reads, samples, n, keep=n > 0)
     return {"memories": size, "runs": runs, "cases": samples.summary(), **built}
+
+
+def own_copy(vault: Path, label: str) -> Path:
+    """A copy of `vault` for the version `label` (made once, kept in the workdir beside it)."""
+    import shutil
+
+    copy = vault.with_name(f"{vault.name}-{label}")
+    if not copy.exists():
+        shutil.copytree(vault, copy, symlinks=True)
+    return copy
 
 
 def markdown(report: dict) -> str:
