@@ -210,6 +210,29 @@ def test_a_secret_from_a_remote_is_quarantined_neither_injected_nor_shown_and_na
     assert token() in (synced / "memories" / "deploy-creds.md").read_text()
 
 
+def test_an_agent_over_mcp_is_given_a_notice_not_a_quarantined_memory(synced, tmp_path, remote):
+    import anyio
+    from mcp import Client
+
+    from hafiza.hooks.mcp import create_server
+
+    attack(tmp_path, remote, leak)
+    run_cli("sync")
+
+    async def main():
+        async with Client(create_server(synced)) as client:
+            got = await client.call_tool("get", {"id": "deploy-creds"})
+            recalled = await client.call_tool("recall", {"query": "billing deploy credentials CI runner"})
+            profile = await client.call_tool("profile", {})
+        return got, recalled, profile
+
+    got, recalled, profile = anyio.run(main)
+    said = [json.dumps(r.structured_content) + " ".join(getattr(c, "text", "") for c in r.content)
+            for r in (got, recalled, profile)]
+    assert got.is_error and "quarantined" in said[0]
+    assert all(token() not in text for text in said) and "deploy-creds" not in said[1]
+
+
 def test_the_ui_shows_a_quarantined_memory_as_a_notice_not_its_text(synced, tmp_path, remote):
     from ui_server import Client, Server
 
