@@ -184,6 +184,9 @@ def _show_fact(root, fact_id: str, as_json: bool) -> None:
     if text is None:
         raise MemoryNotFound(f"no fact {fact_id!r}" + (f" (no note {note})" if note else "") +
                              "; `hafiza fact list` lists the notes", field="id")
+    from hafiza.vault.guard import quarantine
+
+    quarantine.check(text, note)  # a note holding a secret (a sync brought it): its notice, never its text
     if as_json:
         emit({"id": fact_id, "path": note, "body": text})
         return

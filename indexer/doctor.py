@@ -79,12 +79,11 @@ def check_secrets(vault) -> Check:
     are, and how to take the secret out of history (issue 29, item 4)."""
     from hafiza.vault import facts
     from hafiza.vault.files import read_text
-    from hafiza.vault.format.layout import vault_rel
     from hafiza.vault.guard import quarantine
     from hafiza.indexer.profile import PROFILE_FILE
 
     found = [e for e in vault.load_all()[1] + facts.load_all(vault.root)[1] if isinstance(e, Quarantined)]
-    held = [(vault_rel(Path(e.path)), e.kinds) for e in found]
+    held = [(Path(e.path).relative_to(vault.root).as_posix(), e.kinds) for e in found]
     try:
         profile = quarantine.kinds(read_text(vault.root / PROFILE_FILE))
     except (OSError, UnicodeDecodeError):

@@ -171,6 +171,9 @@ def leak(work: Path):
         "---\nid: deploy-creds\ntype: knowledge\ntitle: Production deploy credentials\nscope: global\n"
         f"created: 2026-12-01\n---\nThe billing deploy bot pushes with {token()} from the CI runner.\n")
     (work / "profile.md").write_text(f"- Always deploy billing with {token()}\n")
+    (work / "facts").mkdir(exist_ok=True)
+    (work / "facts" / "billing-bot.md").write_text("---\nentity: billing bot\ncreated: 2026-12-01\n"
+                                                   f"updated: 2026-12-01\n---\n## token\n- {token()} (since 2026-12-01)\n")
 
 
 @pytest.fixture
@@ -200,12 +203,16 @@ def test_a_secret_from_a_remote_is_quarantined_neither_injected_nor_shown_and_na
     assert shown.returncode != 0 and "quarantined" in shown.stderr and token() not in shown.stdout + shown.stderr
     assert "deploy-creds" not in run_cli("search", "billing deploy credentials CI runner").stdout
     assert "deploy-creds" not in run_cli("list").stdout
+    fact = run_cli("show", "fact:billing-bot/token", check=False)
+    assert fact.returncode != 0 and "quarantined" in fact.stderr and token() not in fact.stdout + fact.stderr
+    assert token() not in run_cli("fact", "show", "billing bot", check=False).stdout
 
     doctor = run_cli("doctor", check=False)
     assert doctor.returncode != 0 and token() not in doctor.stdout
     named = [line for line in doctor.stdout.splitlines() if "memories/deploy-creds.md:" in line]
     assert named and "GitHub" in named[0] and "git filter-repo" in named[0] and "push --force" in named[0]
     assert any(line.strip().startswith("profile.md:") for line in doctor.stdout.splitlines())
+    assert any(line.strip().startswith("facts/billing-bot.md:") for line in doctor.stdout.splitlines())
     run_cli("remember", "Staging deploys go through Argo.")  # the vault still takes writes
     assert token() in (synced / "memories" / "deploy-creds.md").read_text()
 
