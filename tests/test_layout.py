@@ -14,7 +14,7 @@ from hafiza.indexer.index import Index
 from hafiza.indexer.recall import Recall
 from hafiza.vault.format import layout
 from hafiza.vault.store import hand, vault as store
-from hafiza.vault.errors import HafizaError, SecretRefused
+from hafiza.vault.errors import HafizaError, Quarantined, SecretRefused
 
 
 @pytest.fixture
@@ -207,7 +207,9 @@ def test_between_full_looks_a_secret_in_a_hand_edit_of_a_changed_file_stops_the_
     key = "sk-ant-api03-" + "Q" * 90
     path.write_text(path.read_text().replace("We use pnpm.", f"We use pnpm. token {key}"))
     head = large.git.head()
-    with pytest.raises(SecretRefused, match="hand edit"):
+    # Refused either by the write's look at hand edits or, first, by the read of a memory holding a secret
+    # (quarantined: issue 29, item 4); nothing is committed either way.
+    with pytest.raises((SecretRefused, Quarantined), match="looks like a secret"):
         large.forget("pnpm")
     assert large.git.head() == head
     assert key in path.read_text()  # the person's file is theirs: rolled back to their text, not to git's
