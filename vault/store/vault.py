@@ -426,6 +426,10 @@ class Vault(HandEdits):
         """Mark `old_id` as replaced by the existing memory `new_id`."""
         with self.transaction():
             new = self.get(new_id)
+            if old_id in new.supersedes and self.get(old_id).superseded_by == new.id:
+                # Written again, the same files would make an empty commit, which the next `undo` takes back
+                # while the supersession stays.
+                raise HafizaError(f"{old_id} is already superseded by {new.id}; nothing written", field="old_id")
             old = self._superseded(old_id, new.id)
             if new.status != "active":
                 raise HafizaError(f"{new_id} is {new.status}; only an active memory can supersede", field="new_id")
