@@ -516,3 +516,62 @@ def test_a_memorys_claims_read_as_its_file_holds_them(client, vault):
     response, body = client.get("/memory/claimed")
     assert response.status == 200
     assert "<code>path infra/deploy.sh</code>" in body and "probe" not in body
+
+
+def _conflicted(tmp_path, vault, theirs="line one\nfrom there\nline three"):
+    """`vault` holding a sync conflict on the memory `note`: this machine wrote "from here", machine b `theirs`."""
+    from conftest import git
+    from hafiza.vault.store.vault import Vault
+    from hafiza.vault.sync.machines import clone, set_remote, sync
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    vault.remember("line one\nline two\nline three", id="note", title="Note")
+    set_remote(vault, str(remote))
+    sync(vault)
+    clone(str(remote), tmp_path / "b")
+    b = Vault.init(tmp_path / "b", actor="cli-b")
+    vault.update("note", "line one\nfrom here\nline three")
+    if theirs.startswith("line one"):
+        b.update("note", theirs)
+    else:  # a text the guard refuses: written on b by hand, as a teammate's tool might
+        path = b.memories_dir / "note.md"
+        path.write_text(path.read_text().replace("line two", theirs))
+        git(b.root, "commit", "-qam", "hand edit")
+    sync(vault), sync(b), sync(vault)
+
+
+def test_a_memory_in_conflict_shows_both_texts_labelled_not_the_fence(tmp_path, vault):
+    """While a sync conflict is open, the memory's page shows its two texts apart, each labelled, as recall
+    does (issue 30, item 6), and points at where it is settled; never the fence's comment and JSON."""
+    _conflicted(tmp_path, vault)
+    server = Server(env={"HAFIZA_DAEMON": "0"})
+    try:
+        c = Client(server)
+        c.login()
+        _, page = c.get("/memory/note")
+        text = page.split('class="text"')[1].split("</section>")[0]
+        assert "hafiza-conflict" not in text and "merged_on" not in text
+        assert text.count('class="body"') == 2 and "in conflict" in text
+        assert text.index("from here") < text.index("from there")  # this machine's text first
+        assert 'href="/review#conflict-note"' in text
+    finally:
+        server.stop()
+
+
+def test_a_conflict_whose_other_text_holds_a_secret_is_a_notice_on_the_review_page(tmp_path, vault):
+    """A sync that brought a secret into a conflicted memory quarantines it (issue 29, item 4): the review page
+    names it, without either text, and still shows everything else."""
+    _conflicted(tmp_path, vault, theirs="token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    server = Server(env={"HAFIZA_DAEMON": "0"})
+    try:
+        c = Client(server)
+        c.login()
+        response, page = c.get("/review")
+        assert response.status == 200, page[:500]
+        part = page.split('id="conflicts"')[1]
+        assert "note" in part and "quarantined" in part.lower() and "ghp_" not in page and "from here" not in part
+        response, page = c.get("/memory/note")
+        assert response.status == 409 and "ghp_" not in page
+    finally:
+        server.stop()

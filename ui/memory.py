@@ -37,7 +37,7 @@ async def memory(request, error: str | None = None, draft_text: str | None = Non
     commits = history(vault, found)
     return render(request, "memory.html", status=status, m=found, vault=name, text=draft_text or text,
                   saved=text, error=error, rel=vault_rel(found.path), chain=chain(vault, found), commits=commits,
-                  usage=usage_series(commits), url=url_of(found.id, name))
+                  usage=usage_series(commits), url=url_of(found.id, name), conflict=in_conflict(vault, found))
 
 
 async def edit(request):
@@ -95,6 +95,22 @@ async def change(request):
         return await memory_page(request, exc.message, None)
     hold.wrote(vault)
     return back(url_of(memory_id, name))
+
+
+def in_conflict(vault, memory) -> list[tuple[str, str]]:
+    """The texts a memory holds while a sync conflict is open, each with whose it is, shown apart as recall
+    shows them (issue 30, item 6); [] when it holds one."""
+    from hafiza.vault.format.conflicts import fences, sides, texts
+    from hafiza.vault.sync.machines import this_machine
+
+    found = fences(memory.body)
+    if not found:
+        return []
+    if any(f.kind == "body" for f in found):
+        ours, theirs = sides(memory.body, this_machine(vault.git))
+        return [("ours (this machine)", ours), ("theirs (the other machine)", theirs)]
+    own, *others = texts(memory.body)
+    return [("this memory", own), *(("another memory made with this id elsewhere", t) for t in others)]
 
 
 def chain(vault, memory) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 
-from hafiza.vault.errors import HafizaError
+from hafiza.vault.errors import HafizaError, Quarantined
 from hafiza.vault.review import VERDICTS, Review
 
 from .web import back, form, pairs, render
@@ -140,7 +140,11 @@ def _conflicts(vault) -> list[dict]:
     out = []
     here = this_machine(vault.git)
     for memory_id, kinds in sorted(conflicted(vault).items()):
-        memory = vault.get(memory_id)
+        try:
+            memory = vault.get(memory_id)
+        except Quarantined as exc:  # a secret came with the other text: named, neither text shown
+            out.append({"id": memory_id, "kinds": kinds, "quarantined": exc.message})
+            continue
         ours, theirs = sides(memory.body, here)  # this machine's text first, whichever machine merged
         out.append({"id": memory_id, "kinds": kinds, "title": memory.title, "ours": ours,
                     "theirs": [theirs] if "body" in kinds else [], "body": "body" in kinds})
