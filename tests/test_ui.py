@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from fence_corpus import HOSTILE
-from ui_server import Client, Server
+from ui_server import Client, Server, conflicted
 
 
 @pytest.fixture
@@ -319,21 +319,11 @@ def test_a_related_pair_judged_fine_is_never_listed_again(client, vault):
     assert "staging-db" not in report  # the curator does not list it again either
 
 
-def test_a_sync_conflict_is_resolved_from_the_page(tmp_path, vault):
-    from conftest import git
-    from hafiza.vault.store.vault import Vault
-    from hafiza.vault.sync.machines import clone, set_remote, sync
+NOTE = ("line one\nline two\nline three", "line one\nfrom here\nline three", "line one\nfrom there\nline three")
 
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    vault.remember("line one\nline two\nline three", id="note", title="Note")
-    set_remote(vault, str(remote))
-    sync(vault)
-    clone(str(remote), tmp_path / "b")
-    b = Vault.init(tmp_path / "b", actor="cli-b")
-    vault.update("note", "line one\nfrom here\nline three")
-    b.update("note", "line one\nfrom there\nline three")
-    sync(vault), sync(b), sync(vault)
+
+def test_a_sync_conflict_is_resolved_from_the_page(tmp_path, vault):
+    conflicted(tmp_path, vault, "note", NOTE, title="Note")
     server = Server(env={"HAFIZA_DAEMON": "0"})
     try:
         c = Client(server)
@@ -518,33 +508,10 @@ def test_a_memorys_claims_read_as_its_file_holds_them(client, vault):
     assert "<code>path infra/deploy.sh</code>" in body and "probe" not in body
 
 
-def _conflicted(tmp_path, vault, theirs="line one\nfrom there\nline three"):
-    """`vault` holding a sync conflict on the memory `note`: this machine wrote "from here", machine b `theirs`."""
-    from conftest import git
-    from hafiza.vault.store.vault import Vault
-    from hafiza.vault.sync.machines import clone, set_remote, sync
-
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    vault.remember("line one\nline two\nline three", id="note", title="Note")
-    set_remote(vault, str(remote))
-    sync(vault)
-    clone(str(remote), tmp_path / "b")
-    b = Vault.init(tmp_path / "b", actor="cli-b")
-    vault.update("note", "line one\nfrom here\nline three")
-    if theirs.startswith("line one"):
-        b.update("note", theirs)
-    else:  # a text the guard refuses: written on b by hand, as a teammate's tool might
-        path = b.memories_dir / "note.md"
-        path.write_text(path.read_text().replace("line two", theirs))
-        git(b.root, "commit", "-qam", "hand edit")
-    sync(vault), sync(b), sync(vault)
-
-
 def test_a_memory_in_conflict_shows_both_texts_labelled_not_the_fence(tmp_path, vault):
     """While a sync conflict is open, the memory's page shows its two texts apart, each labelled, as recall
     does (issue 30, item 6), and points at where it is settled; never the fence's comment and JSON."""
-    _conflicted(tmp_path, vault)
+    conflicted(tmp_path, vault, "note", NOTE, title="Note")
     server = Server(env={"HAFIZA_DAEMON": "0"})
     try:
         c = Client(server)
@@ -562,7 +529,8 @@ def test_a_memory_in_conflict_shows_both_texts_labelled_not_the_fence(tmp_path, 
 def test_a_conflict_whose_other_text_holds_a_secret_is_a_notice_on_the_review_page(tmp_path, vault):
     """A sync that brought a secret into a conflicted memory quarantines it (issue 29, item 4): the review page
     names it, without either text, and still shows everything else."""
-    _conflicted(tmp_path, vault, theirs="token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    secret = "line one\ntoken ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\nline three"
+    conflicted(tmp_path, vault, "note", (NOTE[0], NOTE[1], secret), title="Note", by_hand=True)
     server = Server(env={"HAFIZA_DAEMON": "0"})
     try:
         c = Client(server)

@@ -93,3 +93,30 @@ class Client:
         if csrf:
             items.append(("csrf", self.csrf))
         return self.request("POST", path, items)
+
+
+def conflicted(tmp_path, vault, memory_id: str, texts: tuple[str, str, str], title: str | None = None,
+               by_hand: bool = False) -> None:
+    """`vault` holding an open sync conflict on `memory_id`: written as `texts[0]`, then changed to `texts[1]`
+    here and to `texts[2]` on a second machine, synced both ways. `by_hand`: the second machine's text is
+    committed by hand (with git), as a teammate's tool might, so the guard never sees it."""
+    from conftest import git
+    from hafiza.vault.store.vault import Vault
+    from hafiza.vault.sync.machines import clone, set_remote, sync
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    vault.remember(texts[0], id=memory_id, title=title)
+    set_remote(vault, str(remote))
+    sync(vault)
+    clone(str(remote), tmp_path / "other")
+    other = Vault.init(tmp_path / "other", actor="cli-other")
+    vault.update(memory_id, texts[1])
+    if by_hand:
+        path = other.memories_dir / f"{memory_id}.md"
+        path.write_text(path.read_text().replace(texts[0], texts[2]))
+        git(other.root, "commit", "-qam", "hand edit")
+    else:
+        other.update(memory_id, texts[2])
+    sync(vault), sync(other), sync(vault)
+

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from conftest import git, run_cli  # noqa: E402
 from fence_corpus import HOSTILE  # noqa: E402
-from ui_server import Server  # noqa: E402
+from ui_server import Server, conflicted  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -171,19 +171,9 @@ def test_a_curate_branch_accept_one_reject_another_by_keyboard(page, server, vau
 
 
 def test_a_sync_conflict_is_resolved_from_the_page(browser, tmp_path, vault):
-    from hafiza.vault.store.vault import Vault
-    from hafiza.vault.sync.machines import clone, set_remote, sync
-
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    vault.remember("Release notes go\nto the wiki\nevery Monday.", id="release-notes", title="Release notes")
-    set_remote(vault, str(remote))
-    sync(vault)
-    clone(str(remote), tmp_path / "laptop")
-    laptop = Vault.init(tmp_path / "laptop", actor="cli-laptop")
-    vault.update("release-notes", "Release notes go\nto the team channel\nevery Monday.")
-    laptop.update("release-notes", "Release notes go\nto the changelog file\nevery Monday.")
-    sync(vault), sync(laptop), sync(vault)
+    conflicted(tmp_path, vault, "release-notes", ("Release notes go\nto the wiki\nevery Monday.",
+               "Release notes go\nto the team channel\nevery Monday.",
+               "Release notes go\nto the changelog file\nevery Monday."), title="Release notes")
     server = Server(env={"HAFIZA_DAEMON": "0"})
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
