@@ -66,7 +66,10 @@ def writable(root: Path, actor: str = "cli", embedder=None, progress=None, embed
                 embed_later(vault.root)  # which also brings the index up to the write
             # else the warm process, its model loaded, hears of the files and embeds them (hooks/daemon.py)
         elif chosen is not None:
-            refresh_all(vault.root, progress, chosen, quick=True)
+            # `wait`: the warm process may be embedding this very write; not waiting, the next read in
+            # this process (MCP `recall` right after `remember`) read the vectors from before it (issue 30,
+            # item 2). The wait is the warm process's few milliseconds with its model loaded.
+            refresh_all(vault.root, progress, chosen, quick=True, wait=True)
         # Keyword only: nothing to do here. The next reader (a hook, a search, the warm process's watch)
         # indexes the files this write logged (vault/store/changes.py), so a write never loads Whoosh.
 

@@ -243,3 +243,28 @@ def test_a_memory_not_embedded_yet_is_judged_by_its_words_alone(filled):
     [hit] = Recall(filled.root, embedder=hashed).search(f"when is the {WORDS} rebuilt?", mode="hybrid", floor=FLOOR)
     assert hit.id == "zq" and hit.parts["unembedded"] is True
     assert hit.parts["relevance"] == hit.parts["coverage"]  # its keyword score whole, the only keyword match
+
+
+def test_the_agents_writes_read_back_while_the_warm_process_applies_them_too(filled):
+    """The warm process's watch applies and embeds each write as the writer's own follow-up does. A reader
+    that found the index lock or the vector lock held read the index or the vectors from before the write:
+    MCP `recall` right after `remember ... supersedes` answered from them in 4 to 7 rounds of 12 (found by
+    tests/test_week.py). Each round is one chance for that race; none may lose it."""
+    _start(filled.root, {"HAFIZA_EMBEDDER": "hash"})
+    try:
+        async def main():
+            stale = []
+            async with inproc(filled.root) as client:
+                for n in range(12):
+                    old = await ok(client, "remember", text=f"Worker {n} reaches queue q{n} through a relay.",
+                                   title=f"Worker {n} relay")
+                    new = await ok(client, "remember", text=f"Worker {n} reaches queue q{n} directly now.",
+                                   title=f"Worker {n} direct", supersedes=[old["id"]])
+                    hits = [h["id"] for h in (await ok(client, "recall", query=f"worker {n} queue q{n} directly"))["hits"]]
+                    if hits[:1] != [new["id"]]:
+                        stale.append((n, hits))
+            return stale
+
+        assert anyio.run(main) == []
+    finally:
+        _stop(filled.root)

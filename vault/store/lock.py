@@ -55,10 +55,14 @@ def locked(path: Path, timeout: float = DEFAULT_TIMEOUT, what: str = "vault"):
 
 
 @contextmanager
-def try_locked(path: Path):
-    """Yield True while holding the lock, or False at once if someone else holds it."""
+def try_locked(path: Path, wait: float = 0.0):
+    """Yield True while holding the lock, or False if someone else still holds it after `wait` seconds
+    (at once by default)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = claim(path)
+    deadline, delay = time.monotonic() + wait, 0.005
+    while (fd := claim(path)) is None and time.monotonic() < deadline:
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
     try:
         yield fd is not None
     finally:
