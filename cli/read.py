@@ -65,7 +65,7 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
     if not all_scopes and len(hits) < limit:
         _other_scopes(hits, wider() or [])
     if as_json:
-        emit([h.to_json(explain) for h in hits])
+        emit([_hit_json(h, explain) for h in hits])
         return
     if not hits:
         print("no memories match")
@@ -80,6 +80,14 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
             print(f"          {inline(hit.snippet)}")
         if explain:
             print("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))
+
+
+def _hit_json(hit, explain: bool) -> dict:
+    """A hit as `search --json` prints it: tags a list, as `show --json` and MCP `recall` give them (the index
+    stores them joined, and the warm process sends them so)."""
+    from hafiza.indexer.schema import split_field
+
+    return {**hit.to_json(explain), "tags": split_field(hit.tags)}
 
 
 def _other_scopes(hits, everywhere) -> None:
@@ -110,7 +118,7 @@ def _batch(recall, lines, options, explain) -> None:
             continue  # a blank line
         if error is None:
             hits = recall.search(item["query"], sync=n == 1, **options)
-            out = {"id": item.get("id"), "results": [h.to_json(explain) for h in hits]}
+            out = {"id": item.get("id"), "results": [_hit_json(h, explain) for h in hits]}
         else:
             out = {"line": n, **({"id": item["id"]} if item and "id" in item else {}), "error": error}
         print(_json_line(out))

@@ -1,6 +1,8 @@
 """What a new user meets going through the README and getting-started page, command by command, where
 features meet (the trial run of 2026-12-07): each test is one thing that went wrong there."""
 
+import json
+
 from conftest import git_subjects, run_cli
 
 
@@ -14,3 +16,13 @@ def test_superseding_again_writes_nothing_so_undo_takes_back_the_supersession(va
     assert git_subjects(vault.root) == before  # no empty commit for `undo` to take back instead
     run_cli("undo")
     assert run_cli("list").stdout.startswith("flake8")
+
+
+def test_search_json_gives_tags_as_a_list_as_show_json_does(vault):
+    run_cli("remember", "Kod incelemesi iki onay ister.", "--id", "review", "--tag", "süreç", "--tag", "code review")
+    shown = json.loads(run_cli("show", "review", "--json").stdout)
+    for mode in ("keyword", "hybrid"):
+        hits = json.loads(run_cli("search", "kod incelemesi", "--json", "--mode", mode).stdout)
+        assert [h["tags"] for h in hits] == [shown["tags"]] == [["süreç", "code-review"]]
+    batch = run_cli("search", "--batch", "-", "--json", input='{"id": "q", "query": "kod incelemesi"}\n').stdout
+    assert [h["tags"] for h in json.loads(batch)["results"]] == [["süreç", "code-review"]]
