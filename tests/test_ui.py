@@ -543,3 +543,20 @@ def test_a_conflict_whose_other_text_holds_a_secret_is_a_notice_on_the_review_pa
         assert response.status == 409 and "ghp_" not in page
     finally:
         server.stop()
+
+
+def test_the_memories_screen_names_a_file_left_out_of_recall_without_its_text(client, vault):
+    """A memory quarantined for a secret (a sync brought it, or a hand edit) or a file that does not parse is
+    not in the list: the screen names it, with why and a link to its notice, never with its text."""
+    from conftest import git
+
+    vault.remember("The deploy key lives in the vault server.", id="deploy-key")
+    path = vault.memories_dir / "deploy-key.md"
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    path.write_text(path.read_text().replace("lives in the vault server", f"is {token}"))
+    git(vault.root, "commit", "-qam", "a teammate's hand edit")
+    (vault.memories_dir / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    _, page = client.get("/")
+    left = page.split('left-out')[1].split("</div>")[0]
+    assert 'href="/memory/deploy-key"' in left and "quarantined" in left and "memories/broken.md" in left
+    assert token not in page and "is ghp" not in page

@@ -19,7 +19,24 @@ async def memories(request):
         rows = hold.listing.rows([hold.rows[name] for name in names], f)
     page = page_of(rows, f.page)
     return render(request, "memories.html", f=f, page=page, note=note, types=TYPES, statuses=STATUSES,
-                  labels=LABELS, sorts=SORTS, scopes=hold.scopes(names), searched=bool(f.q))
+                  labels=LABELS, sorts=SORTS, scopes=hold.scopes(names), searched=bool(f.q),
+                  left_out=_left_out(hold, names))
+
+
+def _left_out(hold, names: list[str]) -> list[dict]:
+    """The files the index left out, by vault: quarantined for a secret (issue 29, item 4) or not parsing; each
+    named with why, never with its text, and a quarantined memory linked to its page's notice."""
+    from hafiza.vault.format.paths import MEMORIES
+
+    from .memory import url_of
+
+    out = []
+    for name in names:
+        for rel, why in hold.rows[name].index.unparsable().items():  # named under memories/, or facts/...
+            memory = rel.removesuffix(".md") if "/" not in rel and why.startswith("quarantined") else None
+            out.append({"vault": name, "rel": rel if "/" in rel else f"{MEMORIES}/{rel}", "why": why,
+                        "url": url_of(memory, name) if memory else None})
+    return out
 
 
 def _searched(hold, f: Filters, names: list[str]) -> tuple[list[dict], str | None]:
