@@ -25,7 +25,8 @@ from ui_server import Server, conflicted  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
+        "--disable-component-update", "--no-first-run", "--disable-sync",
+        "--host-resolver-rules=MAP rebound.example 127.0.0.1"]  # a DNS rebinding: a foreign name, this machine
 SHOTS = ROOT / ".cache" / "e2e" / "ui"
 
 
@@ -271,3 +272,73 @@ def test_narrow_window_is_readable(browser, server, vault):
         assert page.evaluate("document.documentElement.scrollWidth") <= 421
         shot(page, name)
     context.close()
+
+
+def test_a_browser_without_the_token_with_a_wrong_one_at_a_foreign_host_or_posting_without_csrf_is_refused(
+        browser, server, vault):
+    """The hostile cases as a browser meets them: no token, a wrong token, a name rebound to 127.0.0.1 (even
+    carrying the right token, which it leaves unspent), and a POST from the signed-in page without its CSRF
+    field; none of them changes the vault."""
+    vault.remember("The staging database listens on port 5433.", id="staging-db")
+    before = head(vault.root)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        for url, status in ((f"{server.base}/", 401), (f"{server.base}/memory/staging-db", 401),
+                            (f"{server.base}/?token={'x' * 43}", 403),
+                            (f"http://rebound.example:{server.port}/?token={server.token}", 403)):
+            response = page.goto(url)
+            assert response.status == status, url
+            assert "5433" not in page.content() and page.locator("form").count() == 0, url
+        assert context.cookies() == []
+        assert page.goto(server.url).status == 200  # the printed address still signs in: the token was unspent
+        assert {(c["httpOnly"], c["sameSite"]) for c in context.cookies()} == {(True, "Strict")}
+        assert page.goto(f"http://rebound.example:{server.port}/memory/staging-db").status == 403
+        page.goto(f"{server.base}/memory/staging-db")
+        text = page.input_value("#text").replace("5433", "6543")
+        forged = page.evaluate("""async (text) => {
+            const r = await fetch('/memory/staging-db/edit', {method: 'POST', body: new URLSearchParams({text})});
+            return [r.status, await r.text()];
+        }""", text)
+        assert forged[0] == 403 and "CSRF" in forged[1]
+        assert head(vault.root) == before and "5433" in (vault.root / "memories" / "staging-db.md").read_text()
+        page.fill("#text", text)  # the page's own form, which carries its token, is taken
+        page.click("#edit button[type=submit]")
+        page.wait_for_url("**/memory/staging-db#history")
+        assert subjects(vault.root, before) == ["hafiza: edit staging-db"]
+    finally:
+        context.close()
+
+
+def test_a_team_promotion_is_accepted_from_the_page(browser, vault, tmp_path):
+    """A memory proposed to the team vault (`hafiza promote`) waits on the team vault's review branch; accepted
+    on the page, the team vault's main holds it, as `hafiza review accept` makes it."""
+    vault.remember("Billing deploys need two reviewers.", id="billing-reviewers", type="rule")
+    remote = tmp_path / "team.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    run_cli("vault", "add", "team", str(remote))
+    team = Path(next(v["path"] for v in json.loads(run_cli("vault", "list", "--json").stdout)
+                     if v["name"] == "team"))
+    run_cli("promote", "billing-reviewers", "--to", "team", "--no-push")
+    before, mine = head(team), head(vault.root)
+    server = Server(env={"HAFIZA_DAEMON": "0"})
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(server.url)
+        page.goto(f"{server.base}/review")
+        action = page.locator(".queue .action.open", has_text="promote billing-reviewers")
+        assert action.count() == 1 and "proposed for the team" in action.inner_text()
+        assert "billing-reviewers.md as proposed" in action.inner_text()
+        action.locator("button[data-decide=accept]").click()
+        page.wait_for_selector(".notice")
+        assert "accepted as" in page.locator(".notice").first.inner_text()
+        assert subjects(team, before)[0].startswith("hafiza: promote billing-reviewers")
+        assert "need two reviewers" in (team / "memories" / "billing-reviewers.md").read_text()
+        assert head(vault.root) == mine and page.locator(".queue .action.open").count() == 0
+        page.goto(f"{server.base}/memory/billing-reviewers?vault=team")
+        assert "Billing deploys need two reviewers." in page.locator(".body").inner_text()
+    finally:
+        context.close()
+        server.stop()
+
