@@ -560,3 +560,16 @@ def test_the_memories_screen_names_a_file_left_out_of_recall_without_its_text(cl
     left = page.split('left-out')[1].split("</div>")[0]
     assert 'href="/memory/deploy-key"' in left and "quarantined" in left and "memories/broken.md" in left
     assert token not in page and "is ghp" not in page
+
+
+def test_a_link_in_a_memorys_text_opens_the_memory_it_names(client, vault):
+    """`[[id]]` in a memory's text, as Obsidian writes one (issue 32), is a link to that memory's page; a link
+    to nothing in the vault stays text, and a hostile one stays escaped."""
+    vault.remember("Deploys ran infra/old.sh.", id="old-deploy")
+    vault.remember('Deploys run infra/deploy.sh; see [[old-deploy]], [[old-deploy|the old way]], [[nowhere]] '
+                   'and [[x"><script>alert(1)</script>]].', id="new-deploy")
+    _, page = client.get("/memory/new-deploy")
+    body = page.split('<div class="body">')[1].split("</div>")[0]
+    assert body.count('<a href="/memory/old-deploy" class="wikilink">') == 2
+    assert "[[nowhere]]" in body and "/memory/nowhere" not in body
+    assert "<script>" not in body and "&lt;script&gt;" in body

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from hafiza.vault.errors import HafizaError, MemoryNotFound, Quarantined
 from hafiza.vault.files import read_text
-from hafiza.vault.format.layout import vault_rel
+from hafiza.vault.format.layout import existing, vault_rel
 
 from .web import back, form, from_editable, render
 
@@ -37,7 +37,8 @@ async def memory(request, error: str | None = None, draft_text: str | None = Non
     commits = history(vault, found)
     return render(request, "memory.html", status=status, m=found, vault=name, text=draft_text or text,
                   saved=text, error=error, rel=vault_rel(found.path), chain=chain(vault, found), commits=commits,
-                  usage=usage_series(commits), url=url_of(found.id, name), conflict=in_conflict(vault, found))
+                  usage=usage_series(commits), url=url_of(found.id, name), conflict=in_conflict(vault, found),
+                  to=lambda ref: _page_of(vault, ref, name))
 
 
 async def edit(request):
@@ -95,6 +96,13 @@ async def change(request):
         return await memory_page(request, exc.message, None)
     hold.wrote(vault)
     return back(url_of(memory_id, name))
+
+
+def _page_of(vault, ref: str, name: str | None) -> str | None:
+    """The page of the memory `ref` a link in a text names, when the vault holds it."""
+    if not ref or "/" in ref or ref.startswith(".") or existing(vault.memories_dir, ref) is None:
+        return None
+    return url_of(ref, name)
 
 
 def in_conflict(vault, memory) -> list[tuple[str, str]]:

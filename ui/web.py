@@ -3,6 +3,7 @@ the form a request carried (read once by the guard), and errors turned into a me
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
@@ -11,7 +12,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse, RedirectResponse
 
-from hafiza.vault.format.properties import claim_line
+from hafiza.vault.format.properties import claim_line, unlink
 from hafiza.vault.format.text import visible
 
 HERE = Path(__file__).parent
@@ -38,6 +39,21 @@ def hidden_count(text) -> int:
     if visible(text) == text:
         return 0
     return sum(1 for ch in text if ch not in "\n\t" and visible(ch) != ch)
+
+
+_WIKILINK = re.compile(r"\[\[[^\[\]<>\n]+\]\]")  # in escaped text: `[[id]]`, `[[id|shown]]`, `[[facts/acme#x]]`
+
+
+def linked(text, to) -> Markup:
+    """`text` shown, each `[[...]]` link Obsidian would follow made a link to the page `to(what it names)` gives
+    (None: it stays text). The link's words are the escaped text itself, so nothing of them is ever markup."""
+    escaped = str(shown(text))
+
+    def link(match) -> str:
+        url = to(unlink(html.unescape(match.group(0))))
+        return f'<a href="{escape(url)}" class="wikilink">{match.group(0)}</a>' if url else match.group(0)
+
+    return Markup(_WIKILINK.sub(link, escaped))
 
 
 _MARK = re.compile(r"\u27e6U\+([0-9A-F]{4,6})\u27e7")
@@ -67,6 +83,7 @@ def _env() -> Environment:
     env.filters["shown"] = shown
     env.globals["hidden_count"] = hidden_count
     env.filters["editable"] = editable
+    env.filters["linked"] = linked
     env.filters["claim"] = claim_line  # a claim as the file holds it: `path scripts/seed.py`
     env.globals["urlencode"] = lambda params: urlencode(params)
     return env
