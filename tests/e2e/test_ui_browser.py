@@ -180,7 +180,13 @@ def test_a_sync_conflict_is_resolved_from_the_page(browser, tmp_path, vault):
     try:
         page = context.new_page()
         page.goto(server.url)
-        page.goto(f"{server.base}/review#conflicts")
+        page.goto(f"{server.base}/memory/release-notes")  # while open: both texts apart, labelled, not the fence
+        sides = page.locator("section.text .sides > div")
+        assert sides.count() == 2 and "in conflict" in page.locator("section.text").inner_text()
+        assert "team channel" in sides.nth(0).inner_text() and "changelog file" in sides.nth(1).inner_text()
+        assert "hafiza-conflict" not in page.locator("section.text").inner_text()
+        page.click("section.text a:has-text('Settle it')")
+        page.wait_for_url("**/review#conflict-release-notes")
         box = page.locator("#conflict-release-notes")
         assert "team channel" in box.inner_text() and "changelog file" in box.inner_text()
         box.locator("button", has_text="Keep theirs").click()
@@ -341,4 +347,33 @@ def test_a_team_promotion_is_accepted_from_the_page(browser, vault, tmp_path):
     finally:
         context.close()
         server.stop()
+
+
+def test_a_memory_written_in_obsidian_reads_flat_and_its_links_open_the_memories_they_name(page, server, vault):
+    """A memory as Obsidian's Properties view writes it (issue 32): flat `verified`, one-line claims, `[[id]]`
+    links in `supersedes` (unquoted, as a person types them) and in the text; its page shows each as what it
+    means, and each link opens the memory it names."""
+    vault.remember("Deploys ran infra/old.sh by hand.", id="old-deploy", title="Old deploy")
+    (vault.root / "memories" / "new-deploy.md").write_text(
+        "---\nid: new-deploy\ntype: rule\ntitle: Deploy script\ncreated: 2026-12-01\ntags: [deploy]\n"
+        "supersedes:\n  - [[old-deploy]]\nclaims:\n  - path infra/deploy.sh\nverified: failed\n"
+        "verified_at: 2026-12-06\nverified_by: verifier\nverified_note: infra/deploy.sh is gone\n---\n"
+        "Deploys run infra/deploy.sh; [[old-deploy|the old way]] is retired.\n")
+    git(vault.root, "add", "-A")
+    git(vault.root, "commit", "-qm", "written in Obsidian")
+    page.goto(f"{server.base}/memory/new-deploy")
+    assert "Last verification: failed" in page.locator("#claims").inner_text()
+    assert "infra/deploy.sh is gone" in page.locator("#claims").inner_text()
+    assert page.locator("#claims code").inner_text() == "path infra/deploy.sh"
+    outside = page.locator("article > :not(#edit):not(#history)").all_inner_texts()
+    assert not any("verified_at" in t or "{" in t for t in outside)
+    page.locator("#chain a", has_text="old-deploy").click()
+    page.wait_for_url("**/memory/old-deploy")
+    assert page.locator("h1").inner_text() == "Old deploy"
+    page.go_back()
+    page.locator(".body a.wikilink").click()
+    page.wait_for_url("**/memory/old-deploy")
+    page.goto(f"{server.base}/?label=unverified")
+    assert page.locator("table.memories a[href='/memory/new-deploy']").count() == 1
+    assert page.errors == []
 
