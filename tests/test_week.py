@@ -185,7 +185,7 @@ def nothing_decided_is_proposed(m: Machine, decided: dict[str, str]) -> None:
 
 def twenty_prompts(m: Machine) -> None:
     """The 20 prompts through the prompt hook: each brings its memory; chit-chat brings nothing. The agent
-    then marks what answered the prompt as used, as it would (`mark_used`): shown often and never used, a
+    then marks what answered the prompt as used, as it does (MCP `mark_used`): shown often and never used, a
     memory's usefulness falls and, rightly, with it its rank (seen here: the README's own prompt went silent
     by Saturday while nothing but these checks was recording impressions)."""
     wrong, helped = {}, set()
@@ -198,7 +198,7 @@ def twenty_prompts(m: Machine) -> None:
         elif want is not None:
             helped.add(want)
     if helped:
-        m.run("used", *sorted(helped), "--session", "week")
+        m.mcp.ok("mark_used", ids=sorted(helped))
     assert not wrong, f"prompts that no longer recall what they should: {wrong}"
 
 
