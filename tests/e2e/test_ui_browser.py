@@ -223,6 +223,13 @@ def test_what_the_agent_sees_equals_the_hooks_output(page, server, vault, tmp_pa
     injected = json.loads(hook)["hookSpecificOutput"]["additionalContext"]
     assert page.locator("#injected").inner_text() == injected
     assert "injected" in page.locator("table.explain").inner_text()
+    start = subprocess.run([sys.executable, "-m", "hafiza.cli.main", "hook", "claude-code", "SessionStart"],
+                           input=json.dumps({"session_id": "browser-2", "cwd": str(project),
+                                             "hook_event_name": "SessionStart", "source": "startup"}),
+                           capture_output=True, text=True, check=True, env={**os.environ, "HAFIZA_DAEMON": "0"}).stdout
+    profile = page.locator("#profile").inner_text()
+    assert "deploy-rule" in profile or "Deploys go through make ship" in profile
+    assert profile in json.loads(start)["hookSpecificOutput"]["additionalContext"]  # the session-start profile
 
 
 def test_health_screen(page, server, vault):
