@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from hafiza.vault.format.kinds import TYPES
+from hafiza.vault.format.kinds import STATUSES, TYPES
 from hafiza.vault.format.layout import vault_rel
 from hafiza.vault.format.paths import SIDECAR
 from hafiza.vault.format.text import inline
@@ -242,7 +242,7 @@ def warn_unparsable(errors: dict[str, str]) -> None:
 
 @cli.command(
     arg("--type", dest="type_", type=lower, choices=TYPES, help="Only this type (any case)."),
-    arg("--status", default="active", help="active, superseded, archived or all."),
+    arg("--status", default="active", type=lower, choices=(*STATUSES, "all"), help="Only this status (any case)."),
     arg("--scope", help="Only this scope (global or project:<name>)."),
     flag("--without-aliases", help="Only memories that have no aliases yet."),
     flag("--json", "as_json", help="JSON list."),

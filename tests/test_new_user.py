@@ -26,3 +26,11 @@ def test_search_json_gives_tags_as_a_list_as_show_json_does(vault):
         assert [h["tags"] for h in hits] == [shown["tags"]] == [["süreç", "code-review"]]
     batch = run_cli("search", "--batch", "-", "--json", input='{"id": "q", "query": "kod incelemesi"}\n').stdout
     assert [h["tags"] for h in json.loads(batch)["results"]] == [["süreç", "code-review"]]
+
+
+def test_list_refuses_a_status_there_is_none_of(vault):
+    """`list --status bogus` said "no memories", as if the vault held none."""
+    run_cli("remember", "We deploy on Thursdays.", "--id", "thursdays")
+    proc = run_cli("list", "--status", "activ", check=False)
+    assert proc.returncode == 2 and "invalid choice: 'activ'" in proc.stderr
+    assert run_cli("list", "--status", "ALL").stdout.startswith("thursdays")
