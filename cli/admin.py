@@ -50,14 +50,13 @@ def tell_skipped(report) -> None:
 @cli.command(flag("--json", "as_json", help="JSON report."))
 def doctor(ctx, as_json):
     """Check the vault: index against files, unparsable files, vectors, lock, git state, pending usage,
-    memories without aliases, Claude Code's MEMORY.md load cliff, installed clients, memories labelled
-    unverified, proposals waiting for review, what merges from other machines left (an unfinished merge,
-    conflict markers, memories holding two texts)."""
-    from hafiza.hooks.claude import check_memory
-    from hafiza.hooks.install import check_clients
+    memories without aliases, Claude Code's MEMORY.md load cliff, installed clients, hook calls that failed
+    open in the last 7 days, memories labelled unverified, proposals waiting for review, what merges from
+    other machines left (an unfinished merge, conflict markers, memories holding two texts)."""
+    from hafiza.hooks.health import adapter_checks
     from hafiza.indexer.doctor import run_checks
 
-    checks = run_checks(open_vault(ctx), ctx.settings, adapters=(check_memory, check_clients))
+    checks = run_checks(open_vault(ctx), ctx.settings, adapters=adapter_checks())
     if as_json:
         emit([c.__dict__ for c in checks])
     else:

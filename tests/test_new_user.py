@@ -28,6 +28,19 @@ def test_search_json_gives_tags_as_a_list_as_show_json_does(vault):
     assert [h["tags"] for h in json.loads(batch)["results"]] == [["süreç", "code-review"]]
 
 
+def test_doctor_names_hooks_that_failed_open(vault):
+    """A hook fails open: the prompt gets nothing, and the line in .hafiza/hooks.log was all that told of it."""
+    checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json").stdout)}
+    assert checks["hooks"]["level"] == "ok"
+    hook = run_cli("hook", "claude-code", "UserPromptSubmit", input="not json")
+    assert (hook.returncode, hook.stdout) == (0, "")
+    doctor = run_cli("doctor")
+    assert doctor.returncode == 0
+    line = next(line for line in doctor.stdout.splitlines() if "hooks:" in line)
+    assert line.startswith("warn  hooks: 1 hook call(s) failed in the last 7 days and injected nothing; the latest: ")
+    assert line.endswith("claude-code hook failed open: JSONDecodeError: Expecting value: line 1 column 1 (char 0)")
+
+
 def test_list_refuses_a_status_there_is_none_of(vault):
     """`list --status bogus` said "no memories", as if the vault held none."""
     run_cli("remember", "We deploy on Thursdays.", "--id", "thursdays")

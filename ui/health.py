@@ -19,13 +19,12 @@ _COUNT = re.compile(rb"^(shown|used): (\d+)$", re.MULTILINE)
 
 
 async def health(request):
-    from hafiza.hooks.claude import check_memory
-    from hafiza.hooks.install import check_clients
+    from hafiza.hooks.health import adapter_checks
     from hafiza.indexer.doctor import run_checks
 
     hold = request.app.state.hold
     vault = hold.writable(None)  # doctor's checks sync the index; nothing is committed
-    checks = run_checks(vault, hold.settings, adapters=(check_memory, check_clients))
+    checks = run_checks(vault, hold.settings, adapters=adapter_checks())
     rows = [r for name in hold.rows for r in hold.rows[name].current()]
     history = vault.git.log(None)  # read once: the folds for both charts, and the count
     days = daily_usage(vault, history)
