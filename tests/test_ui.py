@@ -573,3 +573,18 @@ def test_a_link_in_a_memorys_text_opens_the_memory_it_names(client, vault):
     assert body.count('<a href="/memory/old-deploy" class="wikilink">') == 2
     assert "[[nowhere]]" in body and "/memory/nowhere" not in body
     assert "<script>" not in body and "&lt;script&gt;" in body
+
+
+def test_a_memory_another_says_it_replaces_shows_that_one_though_its_own_file_does_not(client, vault):
+    """`supersedes: [[old]]` written by hand in the newer memory (in Obsidian's Properties view), the older
+    file untouched: the older one's page still shows what says it replaces it, so the chain reads both ways."""
+    from conftest import git
+
+    vault.remember("Deploys ran infra/old.sh.", id="old-deploy")
+    vault.remember("Deploys run infra/deploy.sh.", id="new-deploy")
+    path = vault.memories_dir / "new-deploy.md"
+    path.write_text(path.read_text().replace("status: active", "supersedes:\n  - '[[old-deploy]]'\nstatus: active"))
+    git(vault.root, "commit", "-qam", "written in Obsidian")
+    _, page = client.get("/memory/old-deploy")
+    chain = page.split('id="chain"')[1].split("</section>")[0]
+    assert 'href="/memory/new-deploy"' in chain and "says it replaces this one" in chain

@@ -240,6 +240,7 @@ def _row(doc: dict, vault: str) -> dict:
             "shown": int(doc.get("shown") or 0), "used": int(doc.get("used") or 0),
             "last_used": doc.get("last_used"), "verified": doc.get("verified"),
             "verified_note": doc.get("verified_note"), "superseded_by": doc.get("superseded_by"),
+            "supersedes": tuple(doc.get("supersedes") or ()),
             "snippet": doc.get("snippet") or "", "vault": vault,
             "shown_now": int(doc.get("shown") or 0), "used_now": int(doc.get("used") or 0), "conflict": False}
 

@@ -11,6 +11,7 @@ from urllib.parse import quote
 from hafiza.vault.errors import HafizaError, MemoryNotFound, Quarantined
 from hafiza.vault.files import read_text
 from hafiza.vault.format.layout import existing, vault_rel
+from hafiza.vault.sync.teams import PERSONAL
 
 from .web import back, form, from_editable, render
 
@@ -38,7 +39,7 @@ async def memory(request, error: str | None = None, draft_text: str | None = Non
     return render(request, "memory.html", status=status, m=found, vault=name, text=draft_text or text,
                   saved=text, error=error, rel=vault_rel(found.path), chain=chain(vault, found), commits=commits,
                   usage=usage_series(commits), url=url_of(found.id, name), conflict=in_conflict(vault, found),
-                  to=lambda ref: _page_of(vault, ref, name))
+                  to=lambda ref: _page_of(vault, ref, name), claimed=claimed_by(hold, name, found))
 
 
 async def edit(request):
@@ -119,6 +120,15 @@ def in_conflict(vault, memory) -> list[tuple[str, str]]:
         return [("ours (this machine)", ours), ("theirs (the other machine)", theirs)]
     own, *others = texts(memory.body)
     return [("this memory", own), *(("another memory made with this id elsewhere", t) for t in others)]
+
+
+def claimed_by(hold, name: str | None, memory) -> list[str]:
+    """The memories whose file says it replaces this one (`supersedes: [[id]]`, written by hand, in Obsidian)
+    while this one's file names no successor: the chain read from the other end."""
+    if memory.superseded_by:
+        return []
+    rows = hold.rows[name or PERSONAL].current()
+    return sorted(r["id"] for r in rows if memory.id in r.get("supersedes", ()) and r["id"] != memory.id)
 
 
 def chain(vault, memory) -> dict:
