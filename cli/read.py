@@ -45,7 +45,8 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
         raise UsageError("give a QUERY (or --batch FILE)")
     options = dict(limit=limit, project=project or project_of(), all_scopes=all_scopes,
                    include_inactive=include_inactive)
-    hits = None if batch is not None or mode == "keyword" else _search_warm(root, query, mode, options, use_floor)
+    hits = None if batch is not None or mode == "keyword" else _search_warm(root, query, mode, options, use_floor,
+                                                                            warn=True)
     wider = lambda: _search_warm(root, query, mode, {**options, "all_scopes": True}, use_floor)  # noqa: E731
     if hits is None:
         from hafiza.indexer.recall import FLOOR, SEARCH_FLOOR
@@ -99,14 +100,19 @@ def _other_scopes(hits, everywhere) -> None:
         err(f"{len(others)} more match in other scopes ({', '.join(scopes[:3])}); use --all-scopes")
 
 
-def _search_warm(root, query, mode, options, use_floor):
-    """Hits from the warm recall process, or None when it does not run (or lacks the mode)."""
+def _search_warm(root, query, mode, options, use_floor, warn: bool = False):
+    """Hits from the warm recall process, or None when it does not run (or lacks the mode); with `warn`, the
+    files it left out are named."""
     from hafiza.hooks import wire
     from hafiza.indexer.hits import Hit
 
     reply = wire.ask(root, {"op": "recall", "query": query, "mode": mode, "floor": "hook" if use_floor else "search",
                             "explain": True, **options})
-    return None if reply is None else [Hit(**hit) for hit in reply["hits"]]
+    if reply is None:
+        return None
+    if warn:
+        warn_unparsable(reply.get("unparsable") or {})
+    return [Hit(**hit) for hit in reply["hits"]]
 
 
 def _batch(recall, lines, options, explain) -> None:

@@ -26,6 +26,8 @@ def answer(recall, request: dict, mode: str, profile_chars: int | None = None) -
             floor=SEARCH_FLOOR if request.get("floor") == "search" else FLOOR, exclude=request.get("exclude") or (),
             context=request.get("context") or "")
         reply = {"mode": mode, "hits": [h.to_json(explain=bool(request.get("explain"))) for h in hits]}
+        if left_out := recall.index.unparsable():  # `hafiza search` names them, as its in-process search does
+            reply["unparsable"] = left_out
         roots = getattr(recall, "roots", None)  # several vaults (indexer/vaults.py): where each hit's vault is
         return {**reply, "vaults": roots()} if roots else reply
     if op == "profile":

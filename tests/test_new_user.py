@@ -47,3 +47,18 @@ def test_list_refuses_a_status_there_is_none_of(vault):
     proc = run_cli("list", "--status", "activ", check=False)
     assert proc.returncode == 2 and "invalid choice: 'activ'" in proc.stderr
     assert run_cli("list", "--status", "ALL").stdout.startswith("thursdays")
+
+
+def test_search_through_the_warm_process_names_a_file_it_left_out(vault):
+    """A broken hand edit must not vanish without a word: the in-process search said so, the warm one did not."""
+    run_cli("remember", "Deploys go out on Thursdays.", "--id", "thursdays")
+    (vault.memories_dir / "broken.md").write_bytes(b"---\nid: broken\ntitle: caf\xe9\n---\ncaf\xe9\n")
+    assert run_cli("daemon", "start").stdout.strip() == "started"
+    try:
+        for mode in ("hybrid", "keyword"):  # the warm process, and the in-process search
+            proc = run_cli("search", "deploys thursdays", "--mode", mode)
+            assert proc.stdout.split()[1] == "thursdays"
+            assert proc.stderr.startswith("warning: 1 memory file(s) do not parse and are left out "
+                                          "(memories/broken.md)"), (mode, proc.stderr)
+    finally:
+        run_cli("daemon", "stop", check=False)
