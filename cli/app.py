@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from hafiza.vault import __version__
-from hafiza.vault.errors import HafizaError
+from hafiza.vault.errors import HafizaError, VaultNotFound
 
 from .args import Bar, Command, Parser, UsageError, err, folder
 
@@ -150,6 +150,10 @@ def run(argv: list[str]) -> None:
         parsed.parser.error(str(exc))
     except HafizaError as exc:
         message, code = exc.message, exc.exit_code
+        if top.vault is not None and isinstance(exc, VaultNotFound):  # a bare `hafiza init` makes another
+            import shlex
+
+            message = message.replace("`hafiza init`", f"`hafiza --vault {shlex.quote(str(top.vault))} init`")
     except BrokenPipeError:  # `hafiza list | head`: the reader has gone; nothing to say to it
         import os
 
@@ -182,7 +186,6 @@ def os_message(exc: OSError) -> str:
 
 def vault_root(ctx: Context) -> Path:
     """The vault folder, checked without importing the write path (fast for read commands)."""
-    from hafiza.vault.errors import VaultNotFound
     from hafiza.vault.format.paths import check_sidecar, is_vault
 
     if not is_vault(ctx.root):

@@ -7,6 +7,7 @@ import json
 import os
 import pkgutil
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -220,7 +221,8 @@ def test_user_mistakes_are_one_error_line(vault, args, code, message):
 def test_a_missing_vault_is_one_error_line(tmp_path, command):
     proc = run_cli("--vault", str(tmp_path / "nowhere"), *command, check=False)
     assert proc.returncode == 2
-    assert error_line(proc) == f"Error: no vault at {tmp_path / 'nowhere'}; create one with `hafiza init`"
+    assert error_line(proc) == (f"Error: no vault at {tmp_path / 'nowhere'}; create one with "
+                                f"`hafiza --vault {shlex.quote(str(tmp_path / 'nowhere'))} init`")  # a bare `hafiza init` makes another
     assert not (tmp_path / "nowhere").exists()
 
 
