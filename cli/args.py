@@ -65,6 +65,17 @@ def ranged(low: int, high: int | None = None):
     return number
 
 
+def scope(text: str) -> str:
+    """An argument type: a memory's scope, global or project:<name>."""
+    import re
+
+    from hafiza.vault.format.kinds import SCOPE_PATTERN
+
+    if not re.match(SCOPE_PATTERN, text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not 'global' or 'project:<name>'")
+    return text
+
+
 def lower(text: str) -> str:
     """An argument type for case-insensitive choices: `--type Rule` is `--type rule`."""
     return text.lower()

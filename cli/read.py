@@ -11,7 +11,7 @@ from hafiza.vault.format.paths import SIDECAR
 from hafiza.vault.format.text import inline
 
 from .app import cli, emit, reading_vault, vault_root
-from .args import UsageError, arg, binary_input, err, flag, lower, ranged, style
+from .args import UsageError, arg, binary_input, err, flag, lower, ranged, scope, style
 
 
 
@@ -249,7 +249,7 @@ def warn_unparsable(errors: dict[str, str]) -> None:
 @cli.command(
     arg("--type", dest="type_", type=lower, choices=TYPES, help="Only this type (any case)."),
     arg("--status", default="active", type=lower, choices=(*STATUSES, "all"), help="Only this status (any case)."),
-    arg("--scope", help="Only this scope (global or project:<name>)."),
+    arg("--scope", type=scope, help="Only this scope (global or project:<name>)."),
     flag("--without-aliases", help="Only memories that have no aliases yet."),
     flag("--json", "as_json", help="JSON list."),
     name="list",

@@ -62,3 +62,11 @@ def test_search_through_the_warm_process_names_a_file_it_left_out(vault):
                                           "(memories/broken.md)"), (mode, proc.stderr)
     finally:
         run_cli("daemon", "stop", check=False)
+
+
+def test_list_refuses_a_scope_that_is_not_one(vault):
+    """`list --scope web` (for project:web) said "no memories", as if the project had none."""
+    run_cli("remember", "The web app deploys on Thursdays.", "--id", "thursdays", "--scope", "project:web")
+    proc = run_cli("list", "--scope", "web", check=False)
+    assert proc.returncode == 2 and "'web' is not 'global' or 'project:<name>'" in proc.stderr
+    assert run_cli("list", "--scope", "project:web").stdout.startswith("thursdays")

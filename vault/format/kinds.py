@@ -15,3 +15,4 @@ HALF_LIFE = {
 }
 TYPES = tuple(HALF_LIFE)
 STATUSES = ("active", "superseded", "archived")
+SCOPE_PATTERN = r"^(global|project:[\w.\-]+)$"  # where a memory applies: everywhere, or in one project

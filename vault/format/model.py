@@ -12,7 +12,7 @@ from hafiza.vault.errors import FrontmatterError
 from hafiza.vault.files import NotRegularFile, read_regular, read_text
 from .ids import declared_id, is_valid_id  # noqa: F401  (declared_id re-exported)
 from .text import first_line  # noqa: F401  (re-exported: where titles come from)
-from .kinds import HALF_LIFE, STATUSES, TYPES  # noqa: F401  (re-exported: the format's vocabulary)
+from .kinds import HALF_LIFE, SCOPE_PATTERN, STATUSES, TYPES  # noqa: F401  (re-exported: the format's vocabulary)
 from . import properties
 
 try:  # hashlib's blake2b itself, without hashlib importing OpenSSL's bindings (~5 ms of every write and search)
@@ -20,7 +20,7 @@ try:  # hashlib's blake2b itself, without hashlib importing OpenSSL's bindings (
 except ImportError:  # an interpreter without the module
     from hashlib import blake2b
 
-SCOPE = re.compile(r"^(global|project:[\w.\-]+)$")
+SCOPE = re.compile(SCOPE_PATTERN)
 
 # Keys hafiza owns, in the order they are written. Anything else is the user's and is kept.
 KNOWN_KEYS = (
