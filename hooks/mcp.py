@@ -31,7 +31,7 @@ from hafiza.vault.store import usage
 from hafiza.vault.errors import AlreadyRemembered, HafizaError
 from hafiza.vault.format.model import TYPES
 from hafiza.vault.format.paths import SIDECAR
-from hafiza.vault.sync.teams import PERSONAL, by_owner, owner
+from hafiza.vault.sync.teams import PERSONAL, by_owner, owner, readable, stamp
 from hafiza.vault.format.layout import memory_rel
 from hafiza.vault.format.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
                                  MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS)
@@ -261,13 +261,14 @@ class Memories:
 
     def __init__(self, root: Path, project: str | None, settings: Settings, teams: dict[str, Path] | None = None,
                  user: str | None = None):
-        from hafiza.vault.sync.teams import readable
-
         self.root = Path(root)
         self.project = project
         self.settings = settings
-        # The team vaults read with the personal one: the user's config, or what a shared server granted `user`.
-        self.teams = readable(Path(settings.config) if settings.config else None) if teams is None else dict(teams)
+        # The team vaults read with the personal one: the user's config (followed while the server runs), or
+        # what a shared server granted `user` (fixed).
+        self._listed = Path(settings.config) if teams is None and settings.config else None
+        self._stamp = stamp(self._listed)
+        self.teams = readable(self._listed) if teams is None else dict(teams)
         self.user = user
         self._recall = None
         self._mode = "keyword"
@@ -277,6 +278,13 @@ class Memories:
     # ---- shared pieces
 
     def _reader(self):
+        """The shared Recall (call it holding `_lock`), opened again when the list of team vaults changed."""
+        if self._listed is not None and stamp(self._listed) != self._stamp:
+            self._stamp = stamp(self._listed)  # before reading: a change meanwhile is seen on the next call
+            self.teams = readable(self._listed)
+            if self._recall is not None:
+                self._recall.close()
+                self._recall = None
         if self._recall is None:
             from hafiza.indexer.vaults import open_recall
 
@@ -288,6 +296,8 @@ class Memories:
         changes, refused when a team vault holds them (a team's memory changes through the team)."""
         from hafiza.indexer.refresh import writable
 
+        with self._lock:
+            embedder = self._reader().embedder  # also takes in a team vault added since the last call
         if to not in (None, "", PERSONAL) and to not in self.teams:
             raise HafizaError(f"no vault named {to!r} here (vaults: {', '.join([PERSONAL, *sorted(self.teams)])})",
                               field="to")
@@ -300,7 +310,7 @@ class Memories:
         actor = client_name(ctx) if self.user is None else f"{self.user} via {client_name(ctx)}"
         # Embedded at once, here: this process holds the model for recall anyway, and an agent's `recall`
         # right after its `remember` must find it by meaning too, not seconds later (issue 30, item 2).
-        return writable(root, actor, embedder=self._reader().embedder, embed_now=True).require()
+        return writable(root, actor, embedder=embedder, embed_now=True).require()
 
     def _owner(self, mem_id: str) -> str:
         return owner(self.root, self.teams, mem_id)

@@ -219,3 +219,23 @@ def test_mcp_reads_both_vaults_and_writes_to_a_team_only_when_asked(teamed, vaul
     assert git_subjects(team_folder())[0].startswith("hafiza: remember payments-on-call")
     assert "billing-second-reviewer" in (team_folder() / ".hafiza" / "usage.log").read_text()
     assert "status: archived" not in (team_folder() / "memories" / "billing-second-reviewer.md").read_text()
+
+
+def test_an_mcp_session_open_before_vault_add_reads_the_team_vault(vault, tmp_path):
+    """Issue 30: `hafiza vault add` while an agent's MCP server runs is seen on its next call, not on a restart."""
+    run_cli("remember", PERSONAL_RULE, "--id", "billing-from-main")
+    remote = bare(tmp_path / "team.git")
+
+    async def main():
+        async with Client(create_server(vault.root), client_info=Implementation(name="agent", version="1")) as client:
+            before = (await client.call_tool("recall", {"query": "billing production deploy"})).structured_content
+            assert {h["vault"] for h in before["hits"]} == {None}  # no team vault yet: hits are not labelled
+            run_cli("vault", "add", "team", str(remote))
+            run_cli("remember", "--to", "team", TEAM_RULE, "--id", "billing-second-reviewer")
+            after = (await client.call_tool("recall", {"query": "billing production deploy"})).structured_content
+            assert ("billing-second-reviewer", "team") in {(h["id"], h["vault"]) for h in after["hits"]}, after
+            saved = await client.call_tool("remember", {"text": "Payments on-call rotates weekly", "to": "team"})
+            assert not saved.is_error, saved.content[0].text
+
+    anyio.run(main)
+    assert git_subjects(team_folder())[0].startswith("hafiza: remember payments-on-call")

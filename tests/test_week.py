@@ -580,7 +580,6 @@ def test_saturday_promote_to_the_team(week):
     member.run("review", "accept", done["branch"])
     member.run("sync")
     a.run("sync")
-    a.next_day(WEEK[5])  # the agent's next session: its MCP server reads the team vault added meanwhile
     team = a.home / ".local" / "share" / "hafiza" / "teams" / "team"
     assert "payments team" in a.json("--vault", str(team), "show", "pr-approvals")["body"]  # pulled by A's sync
     hits = a.json("search", "billing production deploys second reviewer", "-n", "10")

@@ -79,6 +79,18 @@ def readable(config: Path | None) -> dict[str, Path]:
     return {t.name: t.path for t in load(config, strict=False).values() if is_vault(t.path)}
 
 
+def stamp(config: Path | None) -> tuple | None:
+    """What changes when the list does (one stat, None when there is none): a process that runs for long
+    reads the list again only when this differs, so a `hafiza vault add` is seen on its next call (issue 30)."""
+    if config is None:
+        return None
+    try:
+        st = os.stat(Path(config) / FILE)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino  # `save` replaces the file: a new inode even within one tick
+
+
 def owner(personal: Path, teams: dict[str, Path], mem_id: str) -> str:
     """The vault holding the memory `mem_id`: the personal one first, then the team vaults by name;
     PERSONAL when none has a file of that name (the personal vault then says what is wrong with the id)."""
