@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hafiza.vault.errors import HafizaError
-from hafiza.vault.sync.teams import PERSONAL, readable
+from hafiza.vault.sync.teams import PERSONAL, readable, stamp
 
 from .catalog import Listing, Rows
 
@@ -18,14 +18,41 @@ class Hold:
     def __init__(self, root: Path, settings):
         self.root = Path(root)
         self.settings = settings
-        teams = readable(Path(settings.config)) if settings.config else {}
-        self.roots = {PERSONAL: self.root, **dict(sorted(teams.items()))}
-        self.rows = {name: Rows(path, name) for name, path in self.roots.items()}
+        self._listed = Path(settings.config) if settings.config else None
+        self._stamp: tuple | None = ("unread",)
+        self._roots: dict[str, Path] = {}
+        self._rows: dict[str, Rows] = {}
         self.listing = Listing()
         self._scopes: tuple[tuple, list[str]] = ((), [])
         self._recall = None
         self.warnings: list[str] = []  # what the last write noticed, shown once on the next page
         self.notices: list[str] = []   # what the last review decision did, shown once on the review page
+
+    @property
+    def roots(self) -> dict[str, Path]:
+        """Vault name -> folder: yours and the team vaults listed now (a `hafiza vault add` shows on the next page)."""
+        self._follow()
+        return self._roots
+
+    @property
+    def rows(self) -> dict[str, Rows]:
+        self._follow()
+        return self._rows
+
+    def _follow(self) -> None:
+        """Read the list of team vaults again when it changed (one stat otherwise); rows kept for a kept vault."""
+        now = stamp(self._listed)
+        if now == self._stamp:
+            return
+        self._stamp = now
+        teams = readable(self._listed) if self._listed else {}
+        roots = {PERSONAL: self.root, **dict(sorted(teams.items()))}
+        self._rows = {name: self._rows[name] if self._roots.get(name) == path else Rows(path, name)
+                      for name, path in roots.items()}
+        if roots != self._roots and self._recall is not None:
+            self._recall.close()
+            self._recall = None
+        self._roots = roots
 
     def root_of(self, name: str | None) -> Path:
         if not name:
@@ -71,6 +98,7 @@ class Hold:
         return reply["hits"], note
 
     def recall(self):
+        self._follow()
         if self._recall is None:
             from hafiza.indexer.vaults import open_recall
 
