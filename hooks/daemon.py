@@ -70,6 +70,7 @@ def serve(root: Path, settings) -> int:
     from functools import partial
 
     from hafiza.indexer.vaults import open_recall
+    from hafiza.vault import __version__
 
     from .service import answer
 
@@ -77,7 +78,13 @@ def serve(root: Path, settings) -> int:
     path = socket_path(root)
     if not private_folder(path.parent):  # the stand-in under /tmp for a long vault path
         return 0
-    path.unlink(missing_ok=True)
+    path.unlink(missing_ok=True)  # a killed process's socket and status: nobody is answering them
+    (run / "daemon.json").unlink(missing_ok=True)
+    # Loading before listening: a hook that connected to a process still loading waited its 1.5 s for
+    # nothing and printed nothing (the first prompt of a first session). Until the socket is there, hooks
+    # answer in-process, and those of a burst poll for this process meanwhile (entry.cold_asker).
+    recall, mode = open_recall(root, embedder=settings)
+    warm_up(recall, mode)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     umask = os.umask(0o077)  # only this user may connect
     try:
@@ -85,16 +92,13 @@ def serve(root: Path, settings) -> int:
     finally:
         os.umask(umask)
     server.listen(64)
-    # Listening before loading: hooks that arrive meanwhile (a team's agents all starting at once) wait in
-    # the backlog for the answer instead of each falling back to a cold recall that competes for the CPU.
-    recall, mode = open_recall(root, embedder=settings)
-    warm_up(recall, mode)
     server.setblocking(False)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGALRM, _expire)
     loaded = resident_mb()
-    stats = {"pid": os.getpid(), "vault": str(root), "mode": mode, "started": time.time(), "served": 0,
-             "loaded_mb": round(loaded, 1), "cap_mb": round(memory_cap(loaded), 1)}
+    # The version this process runs: a hook of another (an upgrade since) retires it (hafiza_hook.warm).
+    stats = {"pid": os.getpid(), "version": __version__, "vault": str(root), "mode": mode, "started": time.time(),
+             "served": 0, "loaded_mb": round(loaded, 1), "cap_mb": round(memory_cap(loaded), 1)}
     write_status(run, stats)
     try:
         Loop(server, recall, mode, stats, answer, root, settings.daemon_idle or IDLE_SECONDS).run()

@@ -124,7 +124,7 @@ def warm(root, argv: list[str], raw: bytes) -> bytes | None:
     the request (the hook then runs in-process). One that took it but gave no proper answer in time
     gets the hook's empty answer: running it again in-process would record its impressions twice."""
     request = frame(argv, raw)
-    if request is None:
+    if request is None or not current(root):
         return None
     try:
         sock = connect(root)
@@ -147,6 +147,49 @@ def warm(root, argv: list[str], raw: bytes) -> bytes | None:
         return reply[3:]
     log(root, f"{argv[0]} hook failed open: the warm process took the request and gave {problem}")
     return empty(argv)
+
+
+def version() -> str | None:
+    """The version of the hafiza this file belongs to, read from hafiza/vault/__init__.py (importing hafiza
+    would cost the thin hook its start-up); None if it cannot be read."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "vault",
+                               "__init__.py"), "rb") as fh:
+            text = fh.read(8192)
+    except OSError:
+        return None
+    head, sep, rest = text.partition(b'__version__ = "')
+    return rest.split(b'"', 1)[0].decode("ascii", "replace") if sep else None
+
+
+def current(root) -> bool:
+    """False when the vault's warm process runs another version of hafiza than this hook (an upgrade since it
+    started): it is asked to stop, and the next hook starts one of this version. True when it runs this
+    one, or nothing tells (no status file: none is up; an unreadable version: the hook fails open)."""
+    mine = version()
+    try:
+        with open(os.path.join(os.fspath(root), ".hafiza", "run", "daemon.json"), "rb") as fh:
+            status = fh.read(65536)
+    except OSError:
+        return True
+    if mine is None or f'"version": "{mine}"'.encode() in status:
+        return True
+    try:
+        sock = connect(root)
+    except OSError:
+        return True  # gone already, or not ours to stop
+    try:
+        sock.settimeout(REPLY_TIMEOUT)
+        sock.sendall(b'{"op": "stop"}\n')
+        while sock.recv(65536):  # its reply comes once it has decided to exit
+            pass
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    log(root, f"the warm process ran another version of hafiza than {mine}: asked it to stop; this prompt is "
+              "answered in-process")
+    return False
 
 
 def empty(argv: list[str]) -> bytes:

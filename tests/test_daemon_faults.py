@@ -239,3 +239,71 @@ def test_a_warm_process_reports_its_memory_and_cap(warm_process, filled):
     assert abs(status["cap_mb"] - daemon.memory_cap(status["loaded_mb"])) <= 0.2  # both rounded to 0.1 MB
     assert status["cap_mb"] >= daemon.MIN_CAP_MB
     assert 0 < status["resident_mb"] <= status["rss_mb"] + 1 and status["resident_mb"] < status["cap_mb"]
+
+
+@contextmanager
+def _seamed_process(root, log, before: str):
+    """A warm process over `root` started by `python -c`, which runs `before` first (a test's seam)."""
+    code = (f"import sys; from pathlib import Path; {before}; from hafiza.hooks import daemon; "
+            "from hafiza.indexer.config import settings; sys.exit(daemon.serve(Path(sys.argv[1]), settings()))")
+    with open(log, "wb") as errors:
+        proc = subprocess.Popen([sys.executable, "-c", code, str(root)], env=dict(os.environ),
+                                stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
+    try:
+        yield proc
+    finally:
+        wire.ask(root, {"op": "stop"})
+        try:
+            proc.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_warm_process_still_loading_takes_no_hook_and_the_first_prompt_is_answered(filled, tmp_path):  # noqa: F811
+    # The trial's first prompt of a first session: SessionStart had started the warm process, the prompt came
+    # while it loaded, and the hook waited on its socket for 1.5 s and printed nothing. Here its load waits
+    # for a file the test makes: until then it has no socket, and the real hook answers in-process.
+    from test_hooks import hook
+
+    loading, go = tmp_path / "loading", tmp_path / "go"
+    hold = ("import os, time; from hafiza.indexer import vaults; opened = vaults.open_recall\n"
+            "def held(*a, **k):\n"
+            f"    open({str(loading)!r}, 'w').close()\n"
+            f"    while not os.path.exists({str(go)!r}): time.sleep(0.05)\n"
+            "    return opened(*a, **k)\n"
+            "vaults.open_recall = held")
+    with _seamed_process(filled.root, tmp_path / "daemon.err", f"exec({hold!r})") as proc:
+        assert _wait(lambda: loading.exists() or proc.poll() is not None, 60) and proc.poll() is None
+        assert wire.starting(filled.root)  # it holds its lock: a loading process, as SessionStart leaves one
+        payload = {**CLAUDE_PROMPT, "session_id": "first", "prompt": PROMPT}
+        out = hook("claude-code", "UserPromptSubmit", payload)
+        assert EXPECTED in context_of(out), f"the first prompt got {out!r}"
+        assert not wire.socket_path(filled.root).exists()  # still loading: nothing to connect to
+        go.touch()
+        assert _wait(lambda: proc.poll() is not None or wire.ask(filled.root, {"op": "ping"}) is not None, 60)
+        _serving(proc, filled.root, "second")  # loaded: now the warm process answers
+
+
+def test_a_warm_process_of_another_version_is_retired_and_the_prompt_answered(filled, tmp_path):  # noqa: F811
+    # After an upgrade the running warm process kept answering with the old code until `hafiza daemon stop`.
+    from test_hooks import hook
+
+    old = "import hafiza.vault; hafiza.vault.__version__ = '0.0.1-before-the-upgrade'"
+    with _seamed_process(filled.root, tmp_path / "daemon.err", old) as proc:
+        assert _wait(lambda: proc.poll() is not None or wire.ask(filled.root, {"op": "ping"}) is not None, 60)
+        assert wire.ask(filled.root, {"op": "status"})["version"] == "0.0.1-before-the-upgrade"
+        payload = {**CLAUDE_PROMPT, "session_id": "upgraded", "prompt": PROMPT}
+        out = hook("claude-code", "UserPromptSubmit", payload)
+        assert EXPECTED in context_of(out), f"the prompt after the upgrade got {out!r}"
+        proc.wait(timeout=WAIT)  # asked to stop: the next hook starts one of the installed version
+    assert "ran another version of hafiza" in (filled.sidecar / "hooks.log").read_text()
+
+
+def test_a_warm_process_of_this_version_is_kept(warm_process, filled):
+    from hafiza.hooks.hafiza_hook import version
+    from hafiza.vault import __version__
+
+    assert version() == __version__ == wire.ask(filled.root, {"op": "status"})["version"]
+    _serving(warm_process, filled.root, "same version")
+    _serving(warm_process, filled.root, "same version, again")
