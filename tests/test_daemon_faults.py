@@ -50,21 +50,11 @@ GARBAGE = {
 @contextmanager
 def _warm_process(root, log):
     """A warm process over `root`, with the meaning channel on (conftest: the deterministic hash embedder)."""
-    with open(log, "wb") as errors:
-        proc = subprocess.Popen([sys.executable, "-m", "hafiza.hooks.daemon", str(root)], env=dict(os.environ),
-                                stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
-        try:
-            assert _wait(lambda: proc.poll() is not None or wire.ask(root, {"op": "ping"}) is not None, 60)
-            assert proc.poll() is None, log.read_text()
-            assert wire.ask(root, {"op": "status"})["mode"] == "hybrid"
-            yield proc
-        finally:
-            wire.ask(root, {"op": "stop"})
-            try:
-                proc.wait(timeout=WAIT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with _seamed_process(root, log, "pass") as proc:
+        assert _wait(lambda: proc.poll() is not None or wire.ask(root, {"op": "ping"}) is not None, 60)
+        assert proc.poll() is None, log.read_text()
+        assert wire.ask(root, {"op": "status"})["mode"] == "hybrid"
+        yield proc
 
 
 @pytest.fixture
