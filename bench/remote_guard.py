@@ -13,23 +13,16 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from common import HERE, gen
+from common import HERE, gen, median, repeat
 
 
 def median_ms(work, rounds: int = 5) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return median(repeat(work, rounds, warmup=0))
 
 
 def main(n: int = 5000) -> str:
