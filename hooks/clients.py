@@ -186,7 +186,9 @@ def _claude(o, t: _Targets, notes: list[str], install: bool) -> None:
             notes.append("Claude Code asks once before it starts a server from a project's .mcp.json; approve `hafiza`.")
     if o.plugin_dir:
         _claude_plugin(o, t, Path(o.plugin_dir), install)
-    if install:
+    if install and o.plugin_dir:
+        notes.append(f"A plugin is read when Claude Code starts: start it with `claude --plugin-dir {o.plugin_dir}`.")
+    if install and (o.hooks or o.mcp):
         notes.append("Claude Code reloads settings by itself; `/hooks` and `/mcp` in Claude Code show what runs.")
 
 

@@ -420,7 +420,10 @@ def test_plugin_folder_is_valid():
 
 def test_plugin_copy_uses_absolute_paths(tmp_path):
     folder = tmp_path / "hafiza-plugin"
-    run_cli("install", "claude-code", "--plugin", str(folder), "--no-hooks", "--no-mcp")
+    said = run_cli("install", "claude-code", "--plugin", str(folder), "--no-hooks", "--no-mcp")
+    # a plugin is read when Claude Code starts: no "reloads settings by itself" for it (new-user trial)
+    assert f"claude --plugin-dir {folder}" in said.stdout + said.stderr
+    assert "reloads settings by itself" not in said.stdout + said.stderr
     hooks = json.loads((folder / "hooks" / "hooks.json").read_text())["hooks"]
     command = hooks["SessionStart"][0]["hooks"][0]["command"]
     argv = shlex.split(command)
