@@ -103,3 +103,17 @@ def project_repo(root: Path, files: dict[str, str]) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "start")
     return root
+
+
+def recall_among_fillers(vault: Vault, memories: list[dict], fillers: int = 30):
+    """A Recall (test embedder, both channels built) over `memories` and `fillers` notes of noise around them,
+    so that word statistics are not those of a three-memory vault."""
+    from hafiza.indexer.embed import HashEmbedder
+    from hafiza.indexer.recall import Recall
+    from hafiza.indexer.refresh import refresh_all
+
+    vault.import_many(memories + [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"}
+                                  for n in range(fillers)], source="test")
+    refresh_all(vault.root, embedder=HashEmbedder())
+    return Recall(vault.root, HashEmbedder())
+

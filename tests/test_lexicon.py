@@ -4,10 +4,9 @@ import hashlib
 
 import pytest
 
+from conftest import recall_among_fillers
 from hafiza.indexer import lexicon, schema
-from hafiza.indexer.embed import HashEmbedder
 from hafiza.indexer.recall import FLOOR, Floor, Recall, relevant
-from hafiza.indexer.refresh import refresh_all
 from hafiza.indexer.text import terms
 
 
@@ -43,14 +42,11 @@ def test_a_tab_separated_group_is_one_concept_named_by_its_first_word():
 
 @pytest.fixture
 def lexical(vault):
-    vault.import_many([
+    return recall_among_fillers(vault, [
         {"id": "window", "title": "Yayın penceresi", "type": "rule",
          "text": "Canlıya çıkış yalnızca salı ve perşembe 10:00-16:00 arası yapılır."},
         {"id": "pg", "title": "Veritabanı sürümü", "text": "Ana veritabanı PostgreSQL 16 üzerinde çalışır."},
-    ] + [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)],
-        source="test")
-    refresh_all(vault.root, embedder=HashEmbedder())
-    return Recall(vault.root, HashEmbedder())
+    ])
 
 
 def test_an_english_prompt_meets_a_turkish_memory_through_the_lexicon(lexical):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import run_cli
+from conftest import recall_among_fillers, run_cli
 from hafiza.indexer.embed import HashEmbedder
 from hafiza.indexer.recall import FLOOR, Recall, apply_floor, relevant
 from hafiza.indexer.refresh import refresh_all
@@ -16,15 +16,12 @@ from hafiza.indexer.search import Hit
 
 @pytest.fixture
 def hybrid(vault):
-    vault.import_many([
+    return recall_among_fillers(vault, [
         {"id": "pnpm", "title": "Paket yöneticisi pnpm", "text": "Frontend'de pnpm kullanıyoruz; npm install çalıştırma."},
         {"id": "deploy", "title": "Production deploys only from main", "type": "rule",
          "text": "Deploy to production only from main after CI is green."},
         {"id": "staging", "title": "Staging server", "text": "The staging server is stg-ist-2, port 8443."},
-    ] + [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)],
-        source="test")
-    refresh_all(vault.root, embedder=HashEmbedder())
-    return Recall(vault.root, HashEmbedder())
+    ])
 
 
 def test_every_mode_reports_its_channels(hybrid):
