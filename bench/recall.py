@@ -8,8 +8,9 @@ The recall evaluation: bench/recall/ prompts against bench/recall/ memories, per
     python bench/recall.py --commit HEAD       # a frozen copy of HEAD (other work edits the tree)
     python bench/recall.py --save              # write bench/results/recall-YYYY-MM-DD.{json,md}
 
-Reports recall@1/2/5, MRR, chitchat silence, wrongly-empty (answerable prompts
-that got nothing) and stale-over-successor, per prompt kind and per set:
+Reports recall@1/2/5, MRR, chitchat silence (also after a real question, as in
+a session: after_a_question), wrongly-empty (answerable prompts that got
+nothing) and stale-over-successor, per prompt kind and per set:
 prompts.jsonl (the tuning set: every constant was chosen on it), heldout.jsonl
 (written blind, but since used to choose designs: not held out any more) and
 any --set file. The floor is the one in hafiza.indexer.recall (FLOOR) unless
@@ -130,6 +131,7 @@ def rank_all(embedder, prompts: list[dict], aliases=None) -> dict:
             out["ranked"] = {mode: candidates(recall, prompts, mode) for mode in MODES}  # also the warm-up
             out["ms_per_query"] = {mode: timed(recall, prompts, mode) for mode in MODES}
             out["inactive"] = {mode: candidates(recall, stale, mode, include_inactive=True) for mode in MODES}
+            out["after_a_question"] = after_a_question(recall, prompts)
             out["build_seconds"] = round(build_s, 1)
     return out
 
@@ -143,6 +145,26 @@ def search(recall, p: dict, mode: str, include_inactive: bool = False) -> list:
     return recall.search(p["query"], limit=50, mode=mode, all_scopes=True, include_inactive=include_inactive,
                          today=TODAY, sync=False, context=" ".join((p.get("history") or [])[-2:]),
                          project=p.get("project"), floor=FLOOR_IN_SEARCH if situated else None)
+
+
+def after_a_question(recall, prompts: list[dict]) -> dict[str, list[str]]:
+    """Each chit-chat prompt as the hook sees it in a real session: after a real question (an answerable prompt of
+    the same file with no history, taken in turn) in the project most of the file's prompts name, the memories
+    that question was shown left out (the hook shows a memory once a session). What it injects (hybrid, the floor,
+    at most 4), by prompt id. Chit-chat with no history at all hid that the recent turns could supply the evidence
+    (issue 34, round three)."""
+    questions = [p for p in prompts if p["expect"] and not p.get("history")]
+    projects = [p["project"] for p in prompts if p.get("project")]
+    project = max(sorted(set(projects)), key=projects.count) if projects else None
+    out = {}
+    for i, p in enumerate(p for p in prompts if not p["expect"]):
+        question = questions[(i * 7) % len(questions)]["query"] if questions else ""
+        def hook(text, context="", exclude=()):
+            return [h.id for h in recall.search(text, limit=8, mode="hybrid", project=project, all_scopes=not project,
+                                                today=TODAY, sync=False, floor=FLOOR_IN_SEARCH, context=context,
+                                                exclude=exclude)][:4]
+        out[p["id"]] = hook(p["query"], question, hook(question)) if question else []
+    return out
 
 
 def candidates(recall, prompts: list[dict], mode: str, include_inactive: bool = False) -> dict[str, list]:
@@ -294,7 +316,13 @@ def results_of(sets: dict[str, list[dict]], found: dict, floor) -> dict:
                 results[f"{mode}, {name}"] = evaluate(prompts, ranked[mode], mode, floor)
             results[f"hybrid, unfloored, {name}"] = evaluate(prompts, ranked["hybrid"], "hybrid", None)
     stale = {name: stale_figures(prompts, found, floor) for name, prompts in sets.items()}
-    return {"results": results, "stale_over_successor": stale}
+    after = {}
+    for name, prompts in sets.items():
+        chit = [p for p in prompts if not p["expect"]]
+        loud = [p["id"] for p in chit if found["after_a_question"].get(p["id"])]
+        after[name] = {"chitchat": len(chit), "silent": round(1 - len(loud) / len(chit), 3) if chit else None,
+                       "loud_ids": loud}
+    return {"results": results, "stale_over_successor": stale, "chitchat_after_a_question": after}
 
 
 def table(results: dict) -> str:
@@ -415,7 +443,11 @@ def main() -> int:
             f"{report['memories']} memories; sets {report['sets']}; gate {report['gate']}\n"
             f"ms/query after a warm-up (p50, p95) {found['ms_per_query']}\n"
             + (f"expected ids not in memories.jsonl: {report['unknown_expected_ids']}\n" if report["unknown_expected_ids"] else ""))
-    text = ("\n## The memories as written" + stale_table(written["stale_over_successor"]) + table(written["results"]))
+    after = "; ".join(f"{name} {a['silent']} of {a['chitchat']}" for name, a in written["chitchat_after_a_question"].items()
+                      if a["chitchat"])
+    text = ("\n## The memories as written\n\nChit-chat silent after a real question in a project (the hook's gate not "
+            f"applied; what the question was shown left out): {after}\n"
+            + stale_table(written["stale_over_successor"]) + table(written["results"]))
     aliases = agent_aliases() if MEMORIES == "memories.jsonl" else {}  # written for the tuning memories
     if aliases:
         found = rank_all(embedder, everything, aliases)

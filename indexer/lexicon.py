@@ -41,8 +41,11 @@ class Lexicon:
                 continue
             for phrase in phrases:
                 words = tuple(w for w in (_words(phrase) if phrase.isascii() else terms(phrase)) if len(w) > 1)
-                # A stop word alone ("down", "son", "new") names no subject: the prompt path drops it too.
-                if not words or (len(words) == 1 and words[0] in STOPWORDS):
+                # A stop word alone ("down", "son", "new") names no subject: the prompt path drops it too. Nor does
+                # a phrase that its short or punctuated parts leave as one general word ("a/b test" as "test",
+                # "n+1 query" as "query", ".net" as "net", "--fix" as "fix"): it would name every test, query, fix.
+                if not words or (len(words) == 1 and (words[0] in STOPWORDS or len(phrase.split()) > 1
+                                                      or not phrase.strip()[0].isalnum())):
                     continue
                 found = self.entries.setdefault(words[0], [])
                 if (words, concept) not in found:

@@ -47,6 +47,14 @@ MAX_CONCEPTS = 4        # the lexicon's concepts searched for (the rarest): a sh
 # the prompt's own words match. Set by hand (issue 34, lever 2).
 SHORT_PROMPT_TERMS = 5
 IMPLICIT_WEIGHT = 0.5
+# There, a memory counts when the prompt's own words hold at least IMPLICIT_OWN of IDF mass of it (half a word
+# found in one memory only: a Turkish form of it counts) and the recent turns (or, with none, the project's name)
+# at least IMPLICIT_RECENT (two such words). Issue 34, round three: on the tuning, r34 and r36 sets, chit-chat after
+# a real question in a project (its turn as the history, what that turn showed excluded) went silent 0.80-0.82 ->
+# 0.96-0.98; short task prompts recall@2 0.33/0.43/0.31 -> 0.08/0.20/0.23 (own 1.0 and recent 1.0: silent
+# 0.95-0.96, 0.08/0.11/0.10; 0.5 and 1.0: silent 0.88-0.92, 0.08/0.30/0.31). bench/recall/README.md.
+IMPLICIT_OWN = 0.5
+IMPLICIT_RECENT = 2.0
 # USE averages over its tokens, so a long paste embeds as the average of everything in it: the start and
 # end of a prompt (where people put the question) are embedded, ~1,000 characters, a long paragraph.
 MAX_EMBED_CHARS = 1000
@@ -240,20 +248,32 @@ class Recall:
     def _implicit(self, q: Query) -> list[Scored]:
         """A short prompt whose subject is implicit ("write a commit message for this change") that found
         nothing on its own: the prompt with the recent turns and the project's name, as a weaker second query.
-        A memory counts only when the prompt's own words match it (or another form of them): the turns
-        sharpen, they never bring a subject the prompt does not touch. Also counting the prompt's nearest by
-        meaning let "thanks, that fixed it" after a question about a lockfile recall it (issue 34, lever 2)."""
+        A memory counts only when the prompt's own words match it (another form of them too) and the recent
+        turns hold it as well (the project's name, when there are no turns yet): the turns sharpen, they never
+        bring a subject the prompt does not touch, and a word of the prompt that only happens to match ("nice
+        jobs" and the nightly jobs' memory) is not enough. The project's name counted with the turns made every
+        memory naming the project a subject (chit-chat after a question in site-yonetim-api, silent 0.94 ->
+        0.97 without it). Also counting the prompt's nearest by meaning let "thanks, that fixed it" after a
+        question about a lockfile recall it (issue 34, lever 2)."""
         words = query_terms(q.text)
         if not words or len(words) > SHORT_PROMPT_TERMS:
             return []
-        own = {s.id for s in self._scored(q._replace(floor=None, limit=GATHER, mode="keyword"))}
+        plain = q._replace(floor=None, limit=GATHER, mode="keyword", context="")
+        own = {s.id for s in self._scored(plain) if s.parts.get("idf", 0.0) >= IMPLICIT_OWN}
         if not own:
             return []
         project = (q.scope.project or "").replace("-", " ").replace("_", " ")
-        wider = q._replace(text=" ".join(part for part in (q.text, q.context[-MAX_EMBED_CHARS:], project) if part),
-                           context="")
+        recent = q.context[-MAX_EMBED_CHARS:]
+        told = {s.id for s in self._scored(plain._replace(text=recent or project))
+                if s.parts.get("idf", 0.0) >= IMPLICIT_RECENT}
+        if not own & told:
+            return []
+        wider = q._replace(text=" ".join(part for part in (q.text, recent, project) if part), context="", floor=None,
+                           limit=GATHER)
+        found = [s for s in self._scored(wider) if s.id in own & told][: q.limit]
+        cut = found[0].score * q.floor.relative if found and q.floor else 0.0  # as apply_floor cuts
         return [s._replace(score=s.score * IMPLICIT_WEIGHT, parts={**s.parts, "implicit": True})
-                for s in self._scored(wider) if s.id in own]
+                for s in found if s.score >= cut]
 
     def view(self, sync: bool = True) -> View:
         """The open reader on the current index, kept while the index object stays the same."""
@@ -340,9 +360,14 @@ class Recall:
         found = keyword_channel(view, words, also=extra, asked=asked, concepts=concepts, **scope._asdict())
         if extra:
             found = _sharpen(found, {w: idf[w] for w in extra})
+        recent = set(extra)
         for position, (doc, bm25, matched) in enumerate(found, 1):
-            mass = sum(idf.get(w, 0.0) * weight for w, weight in matched.items())
-            concept = sum(idf.get(w, 0.0) * weight for w, weight in matched.items() if isinstance(weight, Concept))
+            # Evidence is what the prompt's own words found: the recent turns' words only re-ranked (_sharpen).
+            # Counted as evidence, "C#'ta record ile class farkı ne?" after a question about Flagsmith injected
+            # the Flagsmith runner's memory: chit-chat after a real question went silent 0.94 -> 0.82.
+            own = [(w, weight) for w, weight in matched.items() if w not in recent]
+            mass = sum(idf.get(w, 0.0) * weight for w, weight in own)
+            concept = sum(idf.get(w, 0.0) * weight for w, weight in own if isinstance(weight, Concept))
             cands[doc["id"]] = Candidate(doc, keyword_rank=position, bm25=bm25, coverage=mass / total,
                                          idf=mass / rarest, concept=concept / rarest if concept else None)
 
@@ -411,7 +436,7 @@ class Recall:
         worked out only while it can still reach the top: they never raise its relevance by more than
         rank.MOST (a hybrid search at 100,000 memories has ~100 candidates, ~3 ms of factors).
         """
-        ranked = []
+        ranked, below = [], []  # below: what the floor left out that the prompt's words found
         keyword, meaning = _normalisers(cands.values())
         for mem_id, c in cands.items():
             if mem_id in exclude:
@@ -430,17 +455,25 @@ class Recall:
             parts = c.parts()
             if floor is None or relevant(parts, channels, floor):
                 ranked.append((relevance, mem_id, parts, c.doc))
+            elif c.keyword_rank is not None:
+                below.append((relevance, mem_id, parts, c.doc))
         ranked.sort(key=lambda r: (-r[0], r[1]))
         pending = self._pending.read()
+
+        def scored(relevance, mem_id, parts, doc) -> Scored:
+            parts["relevance"] = _round(relevance)
+            parts.update(factors(doc, pending, today))
+            score = relevance * parts["strength"] * parts["usefulness"] * parts["type_weight"] * parts["status"]
+            return Scored(score, mem_id, parts, doc)
+
         hits: list[Scored] = []
         for relevance, mem_id, parts, doc in ranked:
             if len(hits) >= limit and relevance * rank.MOST * (1 + 1e-9) < hits[limit - 1].score:
                 break  # nor can any after it
-            parts["relevance"] = _round(relevance)
-            parts.update(factors(doc, pending, today))
-            score = relevance * parts["strength"] * parts["usefulness"] * parts["type_weight"] * parts["status"]
-            insort(hits, Scored(score, mem_id, parts, doc), key=lambda h: (-h.score, h.id))
-        return _newer_first(_successors_first(hits[:limit]))
+            insort(hits, scored(relevance, mem_id, parts, doc), key=lambda h: (-h.score, h.id))
+        hits = hits[:limit]
+        hits += [scored(*c) for c in _newer_versions(hits, below)]
+        return _newer_first(_successors_first(hits))
 
 
 def _successors_first(hits: list[Scored]) -> list[Scored]:
@@ -493,6 +526,36 @@ def _newer_first(hits: list[Scored]) -> list[Scored]:
     return sorted(hits, key=lambda h: (-h.score, h.id)) if moved else hits
 
 
+# ... when the prompt's words give it at least this share of the older's evidence: a changed fact's two versions
+# share the prompt's words. On tuning / r34 / r36, recall@2 0.782 / 0.673 / 0.684 -> 0.778 / 0.673 / 0.688, newer
+# disagrees 0.70 -> 0.83 on r36 (0.9: 0.778 / 0.668 / 0.688; any evidence: 0.769 / 0.661 / 0.688).
+NEWER_EVIDENCE = 1.0
+
+
+def _newer_versions(hits: list[Scored], below: list) -> list:
+    """Of the candidates the floor left out (`below`: relevance, id, parts, document), those that say something
+    newer about the subject of a hit (as _newer_first judges it): a changed fact whose old version passed the
+    floor by a hair more evidence (its words are the prompt's: "2 hafta") is shown with the new one, which then
+    goes first. Issue 34, lever 5: on r36, "sprint şu an kaç hafta sürüyor?" showed only the old sprint length."""
+    if not hits or not below:
+        return []
+    shown = [(h, _subject_words(h.doc)) for h in hits if h.doc["status"] == "active"]
+    out = []
+    for cand in below:
+        doc = cand[3]
+        if doc["status"] != "active" or _EXCEPTION.search(f"{doc.get('title') or ''} {doc.get('snippet') or ''}"):
+            continue
+        words = _subject_words(doc)
+        held = cand[2].get("idf", 0.0)
+        older = next((h.id for h, seen in shown if h.doc["created"] < doc["created"] and _same_subject(seen, words)
+                      and held >= h.parts.get("idf", 0.0) * NEWER_EVIDENCE and not _linked(h.doc, doc)
+                      and h.doc.get("snippet") != doc.get("snippet")), None)
+        if older:
+            cand[2]["newer_of"] = older  # the floor lets it through with the older (apply_floor)
+            out.append(cand)
+    return out
+
+
 def _subject_words(doc) -> set:
     return set(query_terms(f"{doc.get('title') or ''} {doc.get('tags') or ''}"))
 
@@ -530,7 +593,7 @@ def _normalisers(cands):
 def apply_floor(hits: list, mode: str, floor: Floor) -> list:
     """Drop hits (a Hit, or anything with its `score` and `parts`) without enough evidence of relevance,
     then those far below the best one."""
-    kept = [h for h in hits if relevant(h.parts, mode, floor)]
+    kept = [h for h in hits if relevant(h.parts, mode, floor) or h.parts.get("newer_of")]
     if not kept:
         return kept
     best = kept[0].score

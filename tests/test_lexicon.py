@@ -110,3 +110,13 @@ def test_only_the_rarest_concepts_of_a_prompt_are_searched(vault):
     found = {h.id for h in recall.search(asked, mode="keyword", all_scopes=True)}
     assert MAX_CONCEPTS == 4 and found == {i for i, _ in rare}
     assert {h.id for h in recall.search("deployment", mode="keyword", all_scopes=True)} == {i for i, _ in common}
+
+
+def test_a_phrase_left_as_one_general_word_names_nothing():
+    # "a/b test" read as its words is "test", ".net" is "net", "--fix" is "fix": as entries they would make every
+    # test, net price and fix an A/B test, a .NET and a linter's fix (issue 34, round three: the 1,224 groups added)
+    found = lexicon.Lexicon("abtest\ta/b test\tsplit test\nc#\t.net\tdotnet\nautofix\t--fix\tlint fix")
+    assert found.concepts(["unit", "test"]) == {} and found.concepts(["net", "price"]) == {}
+    assert found.concepts(["fix"]) == {}
+    assert found.concepts(["split", "test"]) == {"abtest": ("split", "test")}
+    assert found.concepts(["dotnet"]) == {"c": ("dotnet",)} and found.concepts(["lint", "fix"]) == {"autofix": ("lint", "fix")}

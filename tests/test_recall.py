@@ -182,8 +182,24 @@ def test_context_words_held_only_by_an_alias_are_weighed_like_the_prompts(vault)
                         "aliases": ["rotate staging credentials weekly"]}] + FILLER, source="test")
     recall = Recall(vault.root)
     hit = recall.search("rotate credentials", mode="keyword", all_scopes=True, context="weekly report")[0]
-    # rotate and credentials: half of the phrase; weekly, from the recent turns, completes three quarters
-    assert hit.id == "logs" and hit.parts["idf"] == pytest.approx(0.75 * 3)
+    # rotate and credentials: half of the phrase; weekly, from the recent turns, completes three quarters of it,
+    # so each of the prompt's two words counts 0.75; weekly itself only sharpens, it is no evidence (issue 34)
+    assert hit.id == "logs" and hit.parts["idf"] == pytest.approx(0.75 * 2)
+
+
+def test_the_recent_turns_never_supply_the_evidence(vault):
+    # A long prompt (never searched again as a short one) that matches the memory by one word: the turns hold its
+    # other words, but they only re-rank what the prompt found. Counted as evidence, a general question after
+    # a question about the runner injected it.
+    vault.import_many([{"id": "runner", "title": "Self-hosted CI runner", "text": "CI jobs run on the self-hosted "
+                        "runner labelled kestane-ci; Flagsmith flags are checked there."}] + FILLER, source="test")
+    recall = Recall(vault.root)
+    prompt = "in general, how do records, classes, structs, interfaces, enums and jobs differ in csharp"
+    context = "which runner checks the flagsmith flags, the kestane-ci one?"
+    alone = recall.search(prompt, mode="keyword", all_scopes=True)[0]
+    unfloored = recall.search(prompt, mode="keyword", all_scopes=True, context=context)
+    assert unfloored[0].id == alone.id == "runner" and unfloored[0].parts["idf"] == alone.parts["idf"] < FLOOR.idf
+    assert recall.search(prompt, mode="keyword", all_scopes=True, floor=FLOOR, context=context) == []
 
 
 def test_a_superseded_memory_never_outranks_its_successor(vault):
@@ -524,6 +540,10 @@ def test_a_short_prompt_is_searched_again_with_the_recent_turns_but_chitchat_sta
     thanks = recall.search("thanks, that sorted it", mode="keyword", all_scopes=True, floor=FLOOR,
                            context="CI fails on an outdated pnpm lockfile, what do I do?")
     assert thanks == []
+    # a word of the prompt that only happens to match a memory the turns do not name: silent
+    nice = recall.search("nice messages", mode="keyword", all_scopes=True, floor=FLOOR, project="jira-trips",
+                         context="CI fails on an outdated pnpm lockfile, what do I do?")
+    assert nice == []
 
 
 def test_a_newer_memory_about_the_same_subject_ranks_first_and_labels_the_older(vault):
@@ -546,3 +566,25 @@ def test_a_newer_memory_about_the_same_subject_ranks_first_and_labels_the_older(
     assert labels(hits[1].to_json())[-1] == "possibly outdated: newer memory stg-new"
     rule = recall.search("production deploy days tuesdays", mode="keyword", all_scopes=True, today=dt.date(2026, 7, 1))
     assert rule[0].id == "deploy-days" and rule[0].newer is None  # a one-off exception leaves the rule first
+
+
+def test_the_newer_version_of_a_shown_memory_comes_past_the_floor_with_it():
+    # The older of two unlinked memories on one subject passed the floor by a hair more evidence from the meaning
+    # channel; the newer, which the prompt's words find as well, is shown with it and goes first (issue 34, lever 5).
+    from hafiza.indexer.recall import Scored, _newer_first, _newer_versions, apply_floor
+
+    def doc(mem_id, title, created, snippet):
+        return {"id": mem_id, "title": title, "tags": "sprint, process", "created": created, "status": "active",
+                "snippet": snippet}
+
+    old = Scored(0.646, "sprint-old", {"keyword_rank": 1, "idf": 1.7, "margin": 0.0},
+                 doc("sprint-old", "Sprint length 2 weeks", "2025-01-09", "Sprints are two weeks long."))
+    new = doc("sprint-new", "Sprint length is 3 weeks now", "2026-10-06", "Since October sprints are three weeks.")
+    pulled = _newer_versions([old], [(0.6, "sprint-new", {"keyword_rank": 2, "idf": 1.7, "margin": -0.1}, new)])
+    assert [c[1] for c in pulled] == ["sprint-new"] and pulled[0][2]["newer_of"] == "sprint-old"
+    shown = _newer_first([old, Scored(0.6, "sprint-new", pulled[0][2], new)])
+    assert [h.id for h in apply_floor(shown, "hybrid", FLOOR)] == ["sprint-new", "sprint-old"]
+    # fewer of the prompt's words, or an exception to the rule: not pulled in
+    assert _newer_versions([old], [(0.6, "sprint-new", {"keyword_rank": 2, "idf": 0.9}, new)]) == []
+    once = doc("sprint-once", "Sprint length 3 weeks, one-off", "2026-10-06", "This time only: a three-week sprint.")
+    assert _newer_versions([old], [(0.6, "sprint-once", {"keyword_rank": 2, "idf": 1.7}, once)]) == []
