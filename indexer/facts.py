@@ -19,8 +19,8 @@ from .schema import ALIAS_SEPARATOR, SNIPPET_CHARS
 HISTORY_WORDS = ("previously", "formerly", "earlier", "history", "eskiden", "önceden", "önceki", "geçmiş")
 
 
-def documents(note: facts.Note, digest: str) -> list[dict]:
-    """The index fields of each current attribute of `note` (see indexer/index.py `document`)."""
+def documents(note: facts.Note, digest: str, cache=None) -> list[dict]:
+    """The index fields of each current attribute of `note` (see indexer/index.py `document`; `cache` too)."""
     from .lexicon import concepts_text
     from .search import query_terms
     from .text import prefixes
@@ -45,7 +45,7 @@ def documents(note: facts.Note, digest: str) -> list[dict]:
             "tags": note.kind or "",
             "body": body,
             "prefixes": prefixes(words := " ".join((note.entity, attribute.name, " ".join(aliases), body))),
-            "concepts": concepts_text(words),
+            "concepts": concepts_text(words, cache),
             "type": "fact",
             "scope": note.scope,
             "status": "active",

@@ -92,42 +92,59 @@ def _meets(word: str, entry_word: str) -> bool:
 
 
 _LOADED: Lexicon | None = None
-_FOLDED: str | None = None
 
 
-def lexicon() -> Lexicon:
-    """The package's lexicon, read once per process."""
+def lexicon(cache: Path | None = None) -> Lexicon:
+    """The package's lexicon, read once per process. `cache` is a vault's `.hafiza/` folder: a process that read
+    the lexicon before left it there parsed, which reads in ~7 ms against ~70 ms for its 1,500 groups (folding the
+    file alone takes ~18 ms), so a cold hook's prompt and a `remember` do not pay for it each time (issue 34,
+    round three). Parsed again, and left there, when the file is missing or damaged."""
     global _LOADED
     if _LOADED is None:
-        _LOADED = Lexicon(DATA.read_text(encoding="utf-8"))
+        found = _cached(cache) if cache is not None else None
+        _LOADED = found or Lexicon(DATA.read_text(encoding="utf-8"))
+        if cache is not None and found is None:
+            _keep(_LOADED, cache)
     return _LOADED
 
 
-def for_words(words: list[str]) -> Lexicon:
-    """The lexicon as far as `words` can meet it. A process's first prompt (a cold hook has only one) reads only
-    the lines that hold a form of one of them, ~1.4 ms against ~2.9 ms for all; the lines an entry can be found on
-    are those where its first word starts a phrase, and that word is one of the forms looked up. From its second
-    on, the whole lexicon, read once: reading lines on every prompt cost the warm process ~7 ms a prompt at 1,000
-    memories (bench/results/hook-latency-round2-2026-12-07.md)."""
-    global _FOLDED
-    if _LOADED is not None or _FOLDED is not None:
-        return lexicon()
-    if _FOLDED is None:
-        _FOLDED = "\n" + fold_text(DATA.read_text(encoding="utf-8"))
-    forms = {form for word in words for form in _forms(word)}
-    if not forms:
-        return Lexicon("")
-    text, lines = _FOLDED, {}
-    for form in forms:
-        for key in ("\n" + form, "\t" + form):  # an entry's first word starts its phrase (the file has no spaces there)
-            at = text.find(key)
-            while at >= 0:
-                start = text.rfind("\n", 0, at + 1) + 1
-                if start not in lines:
-                    end = text.find("\n", start)
-                    lines[start] = text[start:end if end >= 0 else len(text)]
-                at = text.find(key, at + 1)
-    return Lexicon("\n".join(lines.values()))
+def _cache_file(cache: Path) -> Path:
+    import marshal
+
+    from .schema import LEXICON_DIGEST
+
+    return cache / f"lexicon-{LEXICON_DIGEST}-{marshal.version}.marshal"
+
+
+def _cached(cache: Path) -> Lexicon | None:
+    import marshal
+
+    try:
+        entries = marshal.loads(_cache_file(cache).read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(entries, dict):
+        return None
+    found = Lexicon("")
+    found.entries = entries
+    return found
+
+
+def _keep(found: Lexicon, cache: Path) -> None:
+    """Leave the parsed lexicon in `cache`, if it is there to write into (a hook never makes `.hafiza/`)."""
+    import marshal
+
+    from hafiza.vault.files import atomic_write
+
+    if cache.is_dir():
+        target = _cache_file(cache)
+        try:
+            atomic_write(target, marshal.dumps(found.entries), fsync=False)
+            for old in cache.glob("lexicon-*.marshal"):  # an earlier release's
+                if old != target:
+                    old.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only vault: parsed again next time
 
 
 def groups() -> dict[str, list[str]]:
@@ -142,6 +159,6 @@ def groups() -> dict[str, list[str]]:
     return out
 
 
-def concepts_text(text: str) -> str:
-    """The concepts `text` names, as the text indexed in the concepts field."""
-    return " ".join(lexicon().concepts(terms(text)))
+def concepts_text(text: str, cache: Path | None = None) -> str:
+    """The concepts `text` names, as the text indexed in the concepts field (`cache`: see lexicon)."""
+    return " ".join(lexicon(cache).concepts(terms(text)))

@@ -239,7 +239,7 @@ class Recall:
             if q.context else []
         cands: dict[str, Candidate] = {}
         if q.mode != "meaning" and words:
-            self._keyword(view, words, extra, q.scope, cands, _concepts(q.text, words))
+            self._keyword(view, words, extra, q.scope, cands, _concepts(q.text, words, self.index.sidecar))
         if q.mode != "keyword":
             self._meaning(view, q.text, q.scope, cands)
         scored = self._score(cands, q.mode, q.today, q.exclude, q.floor, q.limit)
@@ -668,13 +668,14 @@ def _subject_clauses(text: str) -> str:
     return " ".join(kept) if kept and len(kept) < len(parts) else text
 
 
-def _concepts(text: str, words: list[str]) -> dict[str, tuple[str, ...]]:
-    """The lexicon's concepts `text` names, each with the informative `words` that name it (lexicon.py)."""
-    from .lexicon import for_words
+def _concepts(text: str, words: list[str], cache: Path | None = None) -> dict[str, tuple[str, ...]]:
+    """The lexicon's concepts `text` names, each with the informative `words` that name it (lexicon.py; `cache`,
+    the vault's .hafiza/, where it is kept parsed)."""
+    from .lexicon import lexicon
 
     asked = set(words)
     said = terms(_head_and_tail(text, MAX_QUERY_CHARS))
-    found = for_words(said).concepts(said)
+    found = lexicon(cache).concepts(said)
     return {c: kept for c, owners in found.items() if (kept := tuple(w for w in owners if w in asked))}
 
 

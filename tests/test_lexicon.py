@@ -80,22 +80,31 @@ def test_remember_suggests_the_vaults_other_words_for_what_a_memory_names_and_wr
     assert run_cli("remember", "Veritabanı yedeği her gece alınır.", "--id", "backup").stdout == "remembered backup\n"
 
 
-def test_the_lines_a_prompt_can_meet_name_what_the_whole_lexicon_names():
-    # The cold hook reads only the lexicon's lines that hold a form of the prompt's words (lexicon.for_words).
+def test_the_lexicon_is_kept_parsed_in_the_sidecar_and_read_back_the_same(tmp_path):
+    # Parsing 1,500 groups costs a cold hook ~70 ms a prompt; a process leaves them parsed in .hafiza/ and the
+    # next reads that (issue 34, round three). A damaged or missing file is parsed again; no folder, no file.
     whole = lexicon.Lexicon(lexicon.DATA.read_text(encoding="utf-8"))
-    texts = [line.replace("\t", " ") for line in lexicon.DATA.read_text(encoding="utf-8").splitlines()]
-    texts += ["staging veritabanını kim yönetiyor", "canlıya çıkışlarda yetkisi olmayan", "loglarda login hatası",
-              "the e-posta deployments were rolled out", "çok uzun yazıyorsun, kısalt"]
-    saved = lexicon._LOADED, lexicon._FOLDED
+    sidecar = tmp_path / ".hafiza"
+    sidecar.mkdir()
+    saved = lexicon._LOADED
     try:
-        for text in texts:
-            lexicon._LOADED = lexicon._FOLDED = None  # a fresh process's first prompt
-            words = terms(text)
-            part = lexicon.for_words(words)
-            assert lexicon._LOADED is None and part.concepts(words) == whole.concepts(words), text
-        assert lexicon.for_words(["x"]) is lexicon._LOADED  # the second prompt on: all of it, read once
+        lexicon._LOADED = None  # a fresh process
+        assert lexicon.lexicon(sidecar).entries == whole.entries
+        kept = list(sidecar.glob("lexicon-*.marshal"))
+        assert len(kept) == 1
+        lexicon._LOADED = None
+        read = lexicon.lexicon(sidecar)
+        assert read.entries == whole.entries and read is not whole
+        words = terms("canlıya çıkışlarda staging veritabanını kim yönetiyor")
+        assert read.concepts(words) == whole.concepts(words) != {}
+        kept[0].write_bytes(b"\x00damaged")
+        lexicon._LOADED = None
+        assert lexicon.lexicon(sidecar).entries == whole.entries
+        lexicon._LOADED = None
+        assert lexicon.lexicon(tmp_path / "no-vault" / ".hafiza").entries == whole.entries
+        assert not (tmp_path / "no-vault").exists()
     finally:
-        lexicon._LOADED, lexicon._FOLDED = saved
+        lexicon._LOADED = saved
 
 
 def test_only_the_rarest_concepts_of_a_prompt_are_searched(vault):
