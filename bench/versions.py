@@ -87,8 +87,15 @@ def own_copy(vault: Path, label: str) -> Path:
     """A copy of `vault` for the version `label` (made once, kept in the workdir beside it)."""
     import shutil
 
+    import subprocess
+
     copy = vault.with_name(f"{vault.name}-{label}")
     if not copy.exists():
+        # git's automatic gc, detached by the import's last commit, packs loose objects while the tree is
+        # copied (a 5,000-memory copy failed on objects gone mid-copy): wait for it by running it in the
+        # foreground first, under gc's own lock.
+        subprocess.run(["git", "-C", str(vault), "gc", "--auto", "--quiet"], check=False)
+        subprocess.run(["git", "-C", str(vault), "-c", "gc.autoDetach=false", "gc", "--quiet"], check=False)
         shutil.copytree(vault, copy, symlinks=True)
     return copy
 
