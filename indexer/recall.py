@@ -526,9 +526,10 @@ def _newer_first(hits: list[Scored]) -> list[Scored]:
     return sorted(hits, key=lambda h: (-h.score, h.id)) if moved else hits
 
 
-# ... when the prompt's words give it at least this share of the older's evidence: a changed fact's two versions
-# share the prompt's words. On tuning / r34 / r36, recall@2 0.782 / 0.673 / 0.684 -> 0.778 / 0.673 / 0.688, newer
-# disagrees 0.70 -> 0.83 on r36 (0.9: 0.778 / 0.668 / 0.688; any evidence: 0.769 / 0.661 / 0.688).
+# A newer version comes past the floor with its older one (_newer_versions) when the prompt's words give it at least
+# this share of the older's evidence: a changed fact's two versions share the prompt's words. On tuning / r34 / r36,
+# recall@2 0.782 / 0.673 / 0.684 -> 0.778 / 0.673 / 0.688, newer disagrees 0.70 -> 0.83 on r36 (0.9: 0.778 / 0.668 /
+# 0.688; any evidence: 0.769 / 0.661 / 0.688).
 NEWER_EVIDENCE = 1.0
 
 
