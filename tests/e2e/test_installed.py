@@ -64,7 +64,7 @@ class Installed:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Installed:
+def installed(tmp_path_factory):
     world = Installed(tmp_path_factory.mktemp("installed"))
     world.copy_checkout()
     run(sys.executable, "-m", "build", "--outdir", world.dist, world.source, cwd=world.top)
@@ -72,7 +72,9 @@ def installed(tmp_path_factory) -> Installed:
     [wheel] = world.dist.glob("hafiza-*.whl")
     run(world.env / "bin" / "pip", "install", "--quiet", wheel, cwd=world.elsewhere)
     shutil.rmtree(world.source)
-    return world
+    yield world
+    if (world.home / ".local" / "share" / "hafiza" / "vault").exists():  # the hook may have started its warm process
+        world.hafiza("daemon", "stop")  # which would outlive the run
 
 
 def test_the_wheel_holds_the_package_data_and_the_license(installed):
