@@ -512,13 +512,7 @@ def _newer_first(hits: list[Scored]) -> list[Scored]:
     for i in range(len(hits)):
         for j in range(i + 1, len(hits)):
             old, new = hits[i], hits[j]
-            if not _same_subject(words[i], words[j]) or not (old.doc["created"] < new.doc["created"]):
-                continue
-            if old.doc["status"] != "active" or new.doc["status"] != "active" or _linked(old.doc, new.doc):
-                continue
-            if old.doc.get("snippet") == new.doc.get("snippet"):
-                continue  # the same text twice says nothing else: a duplicate (the curator's duplicates pass)
-            if _EXCEPTION.search(f"{new.doc.get('title') or ''} {new.doc.get('snippet') or ''}"):
+            if not (_may_replace(old.doc, new.doc) and _same_subject(words[i], words[j])):
                 continue
             hits[j] = new._replace(score=max(new.score, old.score * 1.001))
             hits[i] = old._replace(parts={**old.parts, "newer": new.id})
@@ -540,24 +534,34 @@ def _newer_versions(hits: list[Scored], below: list) -> list:
     goes first. Issue 34, lever 5: on r36, "sprint şu an kaç hafta sürüyor?" showed only the old sprint length."""
     if not hits or not below:
         return []
-    shown = [h for h in hits if h.doc["status"] == "active"]
     words = {}  # a shown memory's subject words, made when first needed (~0.15 ms a memory on the cold path)
+
+    def subject_of(hit) -> set:
+        if hit.id not in words:
+            words[hit.id] = _subject_words(hit.doc)
+        return words[hit.id]
+
     out = []
     for cand in below:
         doc, held = cand[3], cand[2].get("idf", 0.0)
-        older = [h for h in shown if h.doc["created"] < doc["created"] and held >= h.parts.get("idf", 0.0) *
-                 NEWER_EVIDENCE and h.doc.get("snippet") != doc.get("snippet") and not _linked(h.doc, doc)]
-        if not older or doc["status"] != "active":
+        older = [h for h in hits if held >= h.parts.get("idf", 0.0) * NEWER_EVIDENCE and _may_replace(h.doc, doc)]
+        if not older:
             continue  # most: fewer of the prompt's words than any shown memory
-        if _EXCEPTION.search(f"{doc.get('title') or ''} {doc.get('snippet') or ''}"):
-            continue
         subject = _subject_words(doc)
-        older = next((h.id for h in older if _same_subject(words.setdefault(h.id, _subject_words(h.doc)), subject)),
-                     None)
-        if older:
-            cand[2]["newer_of"] = older  # the floor lets it through with the older (apply_floor)
+        replaced = next((h.id for h in older if _same_subject(subject_of(h), subject)), None)
+        if replaced:
+            cand[2]["newer_of"] = replaced  # the floor lets it through with the older (apply_floor)
             out.append(cand)
     return out
+
+
+def _may_replace(old, new) -> bool:
+    """Whether the document `new` may say something newer than `old` about its subject (_same_subject decides
+    that it is the same subject): both active and unlinked, `new` written later, with another text (the same
+    text twice is a duplicate, the curator's duplicates pass), and not calling itself an exception."""
+    return (old["created"] < new["created"] and old["status"] == "active" == new["status"]
+            and not _linked(old, new) and old.get("snippet") != new.get("snippet")
+            and not _EXCEPTION.search(f"{new.get('title') or ''} {new.get('snippet') or ''}"))
 
 
 def _subject_words(doc) -> set:
