@@ -156,13 +156,15 @@ def after_a_question(recall, prompts: list[dict]) -> dict[str, list[str]]:
     questions = [p for p in prompts if p["expect"] and not p.get("history")]
     projects = [p["project"] for p in prompts if p.get("project")]
     project = max(sorted(set(projects)), key=projects.count) if projects else None
+
+    def hook(text, context="", exclude=()):
+        return [h.id for h in recall.search(text, limit=8, mode="hybrid", project=project, all_scopes=not project,
+                                            today=TODAY, sync=False, floor=FLOOR_IN_SEARCH, context=context,
+                                            exclude=exclude)][:4]
+
     out = {}
     for i, p in enumerate(p for p in prompts if not p["expect"]):
         question = questions[(i * 7) % len(questions)]["query"] if questions else ""
-        def hook(text, context="", exclude=()):
-            return [h.id for h in recall.search(text, limit=8, mode="hybrid", project=project, all_scopes=not project,
-                                                today=TODAY, sync=False, floor=FLOOR_IN_SEARCH, context=context,
-                                                exclude=exclude)][:4]
         out[p["id"]] = hook(p["query"], question, hook(question)) if question else []
     return out
 

@@ -86,16 +86,16 @@ def measure(work: Path, size: int, runs: int, python: str, code: dict[str, Path]
 def own_copy(vault: Path, label: str) -> Path:
     """A copy of `vault` for the version `label` (made once, kept in the workdir beside it)."""
     import shutil
-
-    import subprocess
+    import time
 
     copy = vault.with_name(f"{vault.name}-{label}")
     if not copy.exists():
         # git's automatic gc, detached by the import's last commit, packs loose objects while the tree is
-        # copied (a 5,000-memory copy failed on objects gone mid-copy): wait for it by running it in the
-        # foreground first, under gc's own lock.
-        subprocess.run(["git", "-C", str(vault), "gc", "--auto", "--quiet"], check=False)
-        subprocess.run(["git", "-C", str(vault), "-c", "gc.autoDetach=false", "gc", "--quiet"], check=False)
+        # copied (a 5,000-memory copy failed on objects gone mid-copy): wait until it lets go of its lock.
+        # (A foreground `git gc` does not wait for it: it refuses while gc.pid is held.)
+        deadline = time.monotonic() + 600
+        while (vault / ".git" / "gc.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
         shutil.copytree(vault, copy, symlinks=True)
     return copy
 
