@@ -241,20 +241,15 @@ def test_an_agent_over_mcp_is_given_a_notice_not_a_quarantined_memory(synced, tm
 
 
 def test_the_ui_shows_a_quarantined_memory_as_a_notice_not_its_text(synced, tmp_path, remote):
-    from ui_server import Client, Server
+    from ui_server import logged_in
 
     attack(tmp_path, remote, leak)
     run_cli("sync")
-    server = Server(env={"HAFIZA_DAEMON": "0"})
-    try:
-        client = Client(server)
-        client.login()
+    with logged_in() as client:
         response, text = client.get("/memory/deploy-creds")
         assert response.status == 409 and "quarantined" in text and token() not in text
         response, text = client.get("/health")
         assert "memories/deploy-creds.md" in text and token() not in text
-    finally:
-        server.stop()
 
 
 def test_init_from_and_vault_add_name_a_quarantined_memory_that_came_with_the_clone(tmp_path, remote, mine):

@@ -242,17 +242,12 @@ def test_an_mcp_session_open_before_vault_add_reads_the_team_vault(vault, tmp_pa
 
 
 def test_the_web_app_shows_a_team_vault_added_while_it_runs(vault, tmp_path):
-    from ui_server import Client as UiClient, Server as UiServer
+    from ui_server import logged_in
 
     run_cli("remember", PERSONAL_RULE, "--id", "billing-from-main")
-    server = UiServer(env={"HAFIZA_DAEMON": "0"})
-    try:
-        browser = UiClient(server)
-        browser.login()
+    with logged_in() as browser:
         assert "billing-second-reviewer" not in browser.get("/?q=billing+production+deploy")[1]
         run_cli("vault", "add", "team", str(bare(tmp_path / "team.git")))
         run_cli("remember", "--to", "team", TEAM_RULE, "--id", "billing-second-reviewer")
         assert "/memory/billing-second-reviewer" in browser.get("/?q=billing+production+deploy")[1]
         assert "/memory/billing-second-reviewer" in browser.get("/")[1]  # the list reads the team vault's rows too
-    finally:
-        server.stop()

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from fence_corpus import HOSTILE
-from ui_server import Client, Server, conflicted
+from ui_server import Client, Server, conflicted, logged_in
 
 
 @pytest.fixture
@@ -324,10 +324,7 @@ NOTE = ("line one\nline two\nline three", "line one\nfrom here\nline three", "li
 
 def test_a_sync_conflict_is_resolved_from_the_page(tmp_path, vault):
     conflicted(tmp_path, vault, "note", NOTE, title="Note")
-    server = Server(env={"HAFIZA_DAEMON": "0"})
-    try:
-        c = Client(server)
-        c.login()
+    with logged_in() as c:
         _, page = c.get("/review")
         part = page.split('id="conflicts"')[1]
         assert "/memory/note" in part and "from here" in part and "from there" in part
@@ -337,8 +334,6 @@ def test_a_sync_conflict_is_resolved_from_the_page(tmp_path, vault):
         assert "Hafiza-Actor: ui" in last_commit(vault.root)
         _, page = c.get("/review")
         assert "/memory/note" not in page.split('id="conflicts"')[1]
-    finally:
-        server.stop()
 
 
 # ---- what the agent sees
@@ -407,10 +402,7 @@ def test_team_vaults_are_listed_searched_and_edited_in_their_own_vault(vault, tm
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
     run_cli("vault", "add", "team", str(remote))
     run_cli("remember", "--to", "team", "Billing deploys happen on Tuesdays.", "--id", "theirs")
-    server = Server(env={"HAFIZA_DAEMON": "0"})
-    try:
-        c = Client(server)
-        c.login()
+    with logged_in() as c:
         _, html = c.get("/")
         assert "/memory/mine" in html and "/memory/theirs?vault=team" in html and "vault: team" in html
         _, html = c.get("/?vault=team")
@@ -425,8 +417,6 @@ def test_team_vaults_are_listed_searched_and_edited_in_their_own_vault(vault, tm
         assert "Wednesdays" in (team_root / "memories" / "theirs.md").read_text()
         assert "Hafiza-Actor: ui" in last_commit(team_root)
         assert "edit" not in last_commit(vault.root, "%s")  # the personal vault is untouched
-    finally:
-        server.stop()
 
 
 def test_the_list_follows_every_write_after_it_was_read(client, vault):
@@ -512,18 +502,13 @@ def test_a_memory_in_conflict_shows_both_texts_labelled_not_the_fence(tmp_path, 
     """While a sync conflict is open, the memory's page shows its two texts apart, each labelled, as recall
     does (issue 30, item 6), and points at where it is settled; never the fence's comment and JSON."""
     conflicted(tmp_path, vault, "note", NOTE, title="Note")
-    server = Server(env={"HAFIZA_DAEMON": "0"})
-    try:
-        c = Client(server)
-        c.login()
+    with logged_in() as c:
         _, page = c.get("/memory/note")
         text = page.split('class="text"')[1].split("</section>")[0]
         assert "hafiza-conflict" not in text and "merged_on" not in text
         assert text.count('class="body"') == 2 and "in conflict" in text
         assert text.index("from here") < text.index("from there")  # this machine's text first
         assert 'href="/review#conflict-note"' in text
-    finally:
-        server.stop()
 
 
 def test_a_conflict_whose_other_text_holds_a_secret_is_a_notice_on_the_review_page(tmp_path, vault):
@@ -531,18 +516,13 @@ def test_a_conflict_whose_other_text_holds_a_secret_is_a_notice_on_the_review_pa
     names it, without either text, and still shows everything else."""
     secret = "line one\ntoken ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\nline three"
     conflicted(tmp_path, vault, "note", (NOTE[0], NOTE[1], secret), title="Note", by_hand=True)
-    server = Server(env={"HAFIZA_DAEMON": "0"})
-    try:
-        c = Client(server)
-        c.login()
+    with logged_in() as c:
         response, page = c.get("/review")
         assert response.status == 200, page[:500]
         part = page.split('id="conflicts"')[1]
         assert "note" in part and "quarantined" in part.lower() and "ghp_" not in page and "from here" not in part
         response, page = c.get("/memory/note")
         assert response.status == 409 and "ghp_" not in page
-    finally:
-        server.stop()
 
 
 def test_the_memories_screen_names_a_file_left_out_of_recall_without_its_text(client, vault):

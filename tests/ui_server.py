@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from urllib.parse import urlencode, urlsplit
 
 
@@ -93,6 +94,18 @@ class Client:
         if csrf:
             items.append(("csrf", self.csrf))
         return self.request("POST", path, items)
+
+
+@contextmanager
+def logged_in(env: dict | None = None):
+    """A `hafiza ui` started for one test (no warm process) and a Client logged into it; stopped on the way out."""
+    server = Server(env={"HAFIZA_DAEMON": "0", **(env or {})})
+    try:
+        client = Client(server)
+        client.login()
+        yield client
+    finally:
+        server.stop()
 
 
 def conflicted(tmp_path, vault, memory_id: str, texts: tuple[str, str, str], title: str | None = None,
