@@ -127,7 +127,10 @@ class _Packed(dict):
         if isinstance(packed, bytes):
             import marshal
 
-            packed = marshal.loads(packed)
+            try:
+                packed = marshal.loads(packed)
+            except (ValueError, EOFError, TypeError):
+                return default  # a damaged entry names nothing (the next index rebuild writes the file anew)
             self[word] = packed
         return packed
 

@@ -97,6 +97,13 @@ def test_the_lexicon_is_kept_parsed_in_the_sidecar_and_read_back_the_same(tmp_pa
         assert {word: read.entries.get(word) for word in read.entries} == whole.entries and read is not whole
         words = terms("canlıya çıkışlarda staging veritabanını kim yönetiyor")
         assert read.concepts(words) == whole.concepts(words) != {}
+        import marshal
+
+        packed = marshal.loads(kept[0].read_bytes())
+        packed["staging"] = b"\x00damaged"  # one word's entries damaged: that word names nothing, no exception
+        kept[0].write_bytes(marshal.dumps(packed))
+        lexicon._LOADED = None
+        assert lexicon.lexicon(sidecar).concepts(terms("staging ortamı")) == whole.concepts(["ortami"])
         kept[0].write_bytes(b"\x00damaged")
         lexicon._LOADED = None
         assert lexicon.lexicon(sidecar).entries == whole.entries  # parsed again, and kept again
