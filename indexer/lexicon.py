@@ -130,7 +130,7 @@ class _Packed(dict):
             try:
                 packed = marshal.loads(packed)
             except (ValueError, EOFError, TypeError):
-                return default  # a damaged entry names nothing (the next index rebuild writes the file anew)
+                return default  # a damaged entry names nothing (removing the file makes the next read write it anew)
             self[word] = packed
         return packed
 
