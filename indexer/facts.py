@@ -12,7 +12,7 @@ import datetime as dt
 from hafiza.vault import facts
 from hafiza.vault.format.paths import FACT_DOC
 
-from .schema import ALIAS_SEPARATOR, SNIPPET_CHARS
+from .schema import ALIAS_SEPARATOR, SNIPPET_CHARS, indexed_body
 
 # A history is asked for in these words ("where was Acme previously", "Acme eskiden neredeydi"); "before" and
 # "önce" are stop words (indexer/stopwords.py), so the words that do carry the question are the note's aliases.
@@ -43,7 +43,7 @@ def documents(note: facts.Note, digest: str, cache=None) -> list[dict]:
             "aliases": ALIAS_SEPARATOR.join(aliases),
             "alias_terms": [terms for terms in map(query_terms, aliases) if terms],
             "tags": note.kind or "",
-            "body": body,
+            "body": indexed_body(body, note.scope),
             "prefixes": prefixes(words := " ".join((note.entity, attribute.name, " ".join(aliases), body))),
             "concepts": concepts_text(words, cache),
             "type": "fact",

@@ -40,3 +40,21 @@ def silence_reason(prompt: str | None) -> str | None:
     if not informative(terms(prompt)):
         return "no informative term"
     return None
+
+
+# A question that says it is about the technology in general, not about this team's use of it ("what is
+# TimescaleDB compression, conceptually?", "git rebase ile merge arasındaki fark ne?") unless it says "our",
+# "bizde" and the like. In the sets written blind, 92 chit-chat prompts and one answerable prompt (with "bizde")
+# say so; a memory about the team's Grafana or Go version matched their words (issue 34, round four).
+_GENERAL = re.compile(
+    r"\b(?:in general|generally|generally speaking|conceptually|in theory|general question"
+    r"|genel olarak|genel anlamda|genel bir soru|kavramsal(?: olarak)?|teoride|teorik olarak"
+    r"|difference between|differ(?:s)? from|arasındaki fark|farkı ne|how does .{1,40}? work|nasıl çalışır)\b",
+    re.IGNORECASE)
+_OURS = re.compile(r"\b(?:our|ours|we|us|here|burada|biz|bizim|bizde|bizdeki|bize|ekibimiz\w*)\b", re.IGNORECASE)
+
+
+def general_question(prompt: str) -> bool:
+    """Whether `prompt` asks about something in general rather than about the team's own setup: recall then
+    asks more evidence of it (recall.Floor.general_idf), as a person asking "in general" wants no memory."""
+    return bool(_GENERAL.search(prompt)) and not _OURS.search(prompt)

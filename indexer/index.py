@@ -24,7 +24,7 @@ from hafiza.vault.format.layout import rel_name, shard_folders
 from hafiza.vault.format.paths import FACT_DOC, FACTS, MEMORIES, SIDECAR, WRITE_LOCK
 from hafiza.vault.format.text import first_line
 
-from .schema import ALIAS_SEPARATOR, CONFLICT_CHARS, SCHEMA_VERSION, SNIPPET_CHARS, TAG_SEPARATOR, schema
+from .schema import ALIAS_SEPARATOR, CONFLICT_CHARS, SCHEMA_VERSION, SNIPPET_CHARS, TAG_SEPARATOR, indexed_body, schema
 
 if TYPE_CHECKING:
     from .manifest import Row
@@ -735,7 +735,7 @@ def document(memory, digest: str, cache: Path | None = None) -> dict:
         "aliases": ALIAS_SEPARATOR.join(memory.aliases),
         "alias_terms": [terms for terms in map(query_terms, memory.aliases) if terms],
         "tags": TAG_SEPARATOR.join(memory.tags),
-        "body": body,
+        "body": indexed_body(body, memory.scope),
         "prefixes": prefixes(words := " ".join(("" if made_up else memory.title, " ".join(memory.aliases), " ".join(memory.tags), body))),
         "concepts": concepts_text(words, cache),
         "type": memory.type,

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from hafiza.indexer.gate import MIN_CHARS, silence_reason
+from hafiza.indexer.gate import MIN_CHARS, general_question, silence_reason
 from test_hooks import context_of, hook
 
 LONG_PASTE = "The staging deploy log follows. " + "step ok; " * 400  # ~3,600 characters
@@ -84,6 +84,22 @@ def test_prompts_without_an_informative_term_are_silent(prompt):
 ])
 def test_real_questions_are_not_silent(prompt):
     assert silence_reason(prompt) is None
+
+
+@pytest.mark.parametrize("prompt, general", [
+    ("what is TimescaleDB compression, conceptually?", True),
+    ("git rebase ile merge arasındaki fark ne?", True),
+    ("Tailwind'de dark mode genel olarak nasıl açılır?", True),
+    ("how does Playwright's auto-waiting work?", True),
+    ("genel bir soru: mikroservis mi monolit mi?", True),
+    ("SEV1 ile SEV2 arasındaki fark neydi bizde?", False),          # about the team: "bizde"
+    ("how does our deploy pipeline work?", False),                    # "our"
+    ("what's the difference between staging and prod here?", False),  # "here"
+    ("which port does the staging database listen on?", False),
+    ("generalized linear models in the forecast service", False),     # a word that starts like one
+])
+def test_a_question_about_something_in_general_is_told_from_one_about_the_team(prompt, general):
+    assert general_question(prompt) is general
 
 
 def test_json_mentioned_deep_inside_a_long_paste_does_not_silence_the_question():

@@ -546,6 +546,67 @@ def test_a_short_prompt_is_searched_again_with_the_recent_turns_but_chitchat_sta
     assert nice == []
 
 
+def test_a_short_prompt_in_a_project_recalls_that_projects_memory_and_no_other(vault):
+    # "run the tests" names no subject a memory could be told apart by; the project worked in does (issue 34, round
+    # four): its own memory holding the prompt's words is recalled, another project's never, chit-chat stays silent.
+    vault.import_many([
+        {"id": "api-tests", "title": "Tests", "text": "Run the tests with make test-int; they need the compose stack.",
+         "scope": "project:billing-api"},
+        {"id": "web-tests", "title": "Tests", "text": "Run the tests with pnpm test:e2e against the dev server.",
+         "scope": "project:shop-web"},
+        {"id": "api-style", "title": "Error wrapping", "text": "Wrap errors with %w, never compare their strings; "
+         "keep the list of causes.", "scope": "project:billing-api"}]
+        + [{"title": f"Tests of service {n}", "text": f"Run the tests of service {n} before a release."} for n in range(6)]
+        + FILLER, source="test")
+    recall = Recall(vault.root)
+
+    def ids(prompt, **where):
+        return [h.id for h in recall.search(prompt, mode="keyword", floor=FLOOR, **where)]
+
+    assert ids("run the tests", project="billing-api") == ["api-tests"]
+    assert ids("run the tests", project="shop-web") == ["web-tests"]
+    assert ids("nice work", project="billing-api") == []
+    # a word of the prompt that the project's memory only happens to hold (too little of what it asks): silent
+    assert ids("reverse a linked list in python?", project="billing-api") == []
+
+
+def test_a_projects_memory_is_found_by_the_projects_name(vault):
+    # The project's name is indexed with the memories scoped to it: a memory of its stack that says only
+    # "Java 21" is what "which Java does fatura-motoru use" asks for, not the other memory naming the project.
+    import datetime as dt
+
+    from hafiza.indexer.recall import _same_subject, _subject_words
+
+    vault.import_many([
+        {"id": "stack", "title": "fatura-motoru stack", "text": "Spring Boot 3.3 on Java 21 with the Maven wrapper.",
+         "tags": ["java", "spring"], "scope": "project:fatura-motoru", "created": "2025-01-14"},
+        {"id": "approvals", "title": "fatura-motoru'nda iki onay", "text": "fatura-motoru PR'ları iki onay ister.",
+         "tags": ["pr", "onay"], "scope": "project:fatura-motoru", "created": "2025-09-10"},
+        {"id": "elsewhere", "title": "Java on the Android app", "text": "The driver app builds with Java 17.",
+         "tags": ["java"], "scope": "project:surucu-app", "created": "2025-02-01"}] + FILLER, source="test")
+    recall = Recall(vault.root)
+    hits = recall.search("which Java version does fatura-motoru use?", mode="keyword", all_scopes=True,
+                         today=dt.date(2026, 1, 1))
+    assert hits[0].id == "stack" and hits[0].newer is None
+    # two memories naming one project are not one subject: the newer does not go first nor label the older
+    view = recall.view()
+    assert not _same_subject(_subject_words(view.doc_by_id("stack")), _subject_words(view.doc_by_id("approvals")))
+
+
+def test_a_general_question_needs_more_evidence_but_search_still_lists_it(vault):
+    vault.import_many([{"id": "tsdb", "title": "TimescaleDB compression", "text": "TimescaleDB compression is on for "
+                        "readings older than 7 days; compressed chunks cannot be updated."}] + FILLER, source="test")
+    recall = Recall(vault.root)
+    from hafiza.indexer.recall import SEARCH_FLOOR
+
+    assert [h.id for h in recall.search("how does TimescaleDB compression work for our readings?", mode="keyword",
+                                        all_scopes=True, floor=FLOOR)] == ["tsdb"]
+    assert recall.search("what is TimescaleDB compression, conceptually?", mode="keyword", all_scopes=True,
+                         floor=FLOOR) == []
+    assert [h.id for h in recall.search("TimescaleDB compression in general", mode="keyword", all_scopes=True,
+                                        floor=SEARCH_FLOOR)] == ["tsdb"]  # a person searching asked for it
+
+
 def test_a_newer_memory_about_the_same_subject_ranks_first_and_labels_the_older(vault):
     import datetime as dt
 
