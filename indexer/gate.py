@@ -49,9 +49,12 @@ def silence_reason(prompt: str | None) -> str | None:
 _GENERAL = re.compile(
     r"\b(?:in general|generally|generally speaking|conceptually|in theory|general question"
     r"|genel olarak|genel anlamda|genel bir soru|kavramsal(?: olarak)?|teoride|teorik olarak"
-    r"|difference between|differ(?:s)? from|arasındaki fark|farkı ne|how does .{1,40}? work|nasıl çalışır)\b",
+    r"|difference between|differ(?:s)? from|aras[ıi]ndaki fark|fark[ıi] ne(?:dir)?|how does .{1,40}? work"
+    r"|nas[ıi]l [çc]al[ıi][şs][ıi]r)\b",
     re.IGNORECASE)
-_OURS = re.compile(r"\b(?:our|ours|we|us|here|burada|biz|bizim|bizde|bizdeki|bize|ekibimiz\w*)\b", re.IGNORECASE)
+# "we" in a Turkish verb too: "kullanıyoruz", "koyuyor muyuz", "yapmalıyız".
+_OURS = re.compile(r"\b(?:our|ours|we|us|here|burada|biz|bizim|bizde|bizdeki|bize|ekibimiz\w*"
+                   r"|\w+yor(?:uz| muyuz)|\w+(?:mal[ıi]y[ıi]z|meliyiz))\b", re.IGNORECASE)
 
 
 def general_question(prompt: str) -> bool:

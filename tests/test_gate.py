@@ -92,6 +92,9 @@ def test_real_questions_are_not_silent(prompt):
     ("Tailwind'de dark mode genel olarak nasıl açılır?", True),
     ("how does Playwright's auto-waiting work?", True),
     ("genel bir soru: mikroservis mi monolit mi?", True),
+    ("git rebase ile merge farkı nedir", True),
+    ("list ile tuple farki ne", True),
+    ("site ile santral farki neydi, kodda hangi isimleri kullaniyoruz", False),  # "we use" as a Turkish verb
     ("SEV1 ile SEV2 arasındaki fark neydi bizde?", False),          # about the team: "bizde"
     ("how does our deploy pipeline work?", False),                    # "our"
     ("what's the difference between staging and prod here?", False),  # "here"

@@ -607,6 +607,20 @@ def test_a_general_question_needs_more_evidence_but_search_still_lists_it(vault)
                                         floor=SEARCH_FLOOR)] == ["tsdb"]  # a person searching asked for it
 
 
+def test_the_first_of_both_channels_counts_when_nothing_passed_the_floor():
+    from hafiza.indexer.recall import Candidate, _agreed
+
+    def cands(**first):
+        return {"pager": Candidate({"id": "pager"}, **first),
+                "other": Candidate({"id": "other"}, keyword_rank=2, idf=3.0, meaning_rank=2, margin=0.1)}
+
+    assert _agreed(cands(keyword_rank=1, idf=1.0, meaning_rank=1, margin=-0.1), FLOOR) == "pager"
+    assert _agreed(cands(keyword_rank=1, idf=0.9, meaning_rank=1, margin=-0.1), FLOOR) is None  # too few words
+    assert _agreed(cands(keyword_rank=1, idf=1.0, meaning_rank=1, margin=-0.3), FLOOR) is None  # the background's
+    assert _agreed(cands(keyword_rank=1, idf=2.0, meaning_rank=3, margin=0.0), FLOOR) is None  # the channels disagree
+    assert _agreed(cands(keyword_rank=1, idf=2.0, meaning_rank=1, margin=0.0), FLOOR.general()) is None
+
+
 def test_a_newer_memory_about_the_same_subject_ranks_first_and_labels_the_older(vault):
     import datetime as dt
 
