@@ -550,7 +550,8 @@ def test_a_short_prompt_in_a_project_recalls_that_projects_memory_and_no_other(v
     # "run the tests" names no subject a memory could be told apart by; the project worked in does (issue 34, round
     # four): its own memory holding the prompt's words is recalled, another project's never, chit-chat stays silent.
     vault.import_many([
-        {"id": "api-tests", "title": "Tests", "text": "Run the tests with make test-int; they need the compose stack.",
+        {"id": "api-tests", "title": "Tests", "text": "Run the tests with make test-int; they need the compose stack. "
+         "A flaky test is fixed before anything else merges.",
          "scope": "project:billing-api"},
         {"id": "web-tests", "title": "Tests", "text": "Run the tests with pnpm test:e2e against the dev server.",
          "scope": "project:shop-web"},
@@ -566,6 +567,7 @@ def test_a_short_prompt_in_a_project_recalls_that_projects_memory_and_no_other(v
     assert ids("run the tests", project="billing-api") == ["api-tests"]
     assert ids("run the tests", project="shop-web") == ["web-tests"]
     assert ids("nice work", project="billing-api") == []
+    assert ids("thanks, that fixed it", project="billing-api") == []  # one word is too little to name a subject
     # a word of the prompt that the project's memory only happens to hold (too little of what it asks): silent
     assert ids("reverse a linked list in python?", project="billing-api") == []
 
