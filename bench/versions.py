@@ -93,10 +93,19 @@ def own_copy(vault: Path, label: str) -> Path:
         # git's automatic gc, detached by the import's last commit, packs loose objects while the tree is
         # copied (a 5,000-memory copy failed on objects gone mid-copy): wait until it lets go of its lock.
         # (A foreground `git gc` does not wait for it: it refuses while gc.pid is held.)
-        deadline = time.monotonic() + 600
-        while (vault / ".git" / "gc.pid").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        shutil.copytree(vault, copy, symlinks=True)
+        # It may also start a moment after the import returns, so a copy that meets objects gone is made again.
+        for attempt in range(5):
+            deadline = time.monotonic() + 600
+            while (vault / ".git" / "gc.pid").exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            try:
+                shutil.copytree(vault, copy, symlinks=True)
+                break
+            except shutil.Error:
+                shutil.rmtree(copy, ignore_errors=True)
+                time.sleep(2)
+        else:
+            raise RuntimeError(f"could not copy {vault}: its objects kept moving (git gc)")
     return copy
 
 

@@ -146,6 +146,9 @@ class Query(NamedTuple):
     floor: Floor | None
     exclude: frozenset
     context: str
+    # Whether versions of one subject are put in order (_newer_versions, _newer_first): not for _implicit's own
+    # searches, which want only what matched (at 50 hits each, the pairs took the cold hook ~75 ms at 5,000 memories).
+    versions: bool = True
 
 
 class Candidate:
@@ -274,7 +277,7 @@ class Recall:
             self._keyword(view, words, extra, q.scope, cands, _concepts(q.text, words, self.index.sidecar))
         if q.mode != "keyword":
             self._meaning(view, q.text, q.scope, cands)
-        scored = self._score(cands, q.mode, q.today, q.exclude, q.floor, q.limit)
+        scored = self._score(cands, q.mode, q.today, q.exclude, q.floor, q.limit, q.versions)
         if not q.floor:
             return scored
         scored = apply_floor(scored, q.mode, q.floor)
@@ -297,7 +300,7 @@ class Recall:
         words = query_terms(q.text)
         if not words or len(words) > SHORT_PROMPT_TERMS:
             return []
-        plain = q._replace(floor=None, limit=GATHER, mode="keyword", context="")
+        plain = q._replace(floor=None, limit=GATHER, mode="keyword", context="", versions=False)
         matched = [s for s in self._scored(plain) if s.parts.get("idf", 0.0) >= IMPLICIT_OWN]
         own = {s.id for s in matched}
         if not own:
@@ -313,9 +316,10 @@ class Recall:
                      if s.doc["scope"] == mine and s.parts.get("coverage", 0.0) >= IMPLICIT_SCOPED}
         if not own & told:
             return []
-        wider = q._replace(text=" ".join(part for part in (q.text, recent, project) if part), context="", floor=None,
-                           limit=GATHER)
-        found = [s for s in self._scored(wider) if s.id in own & told][: q.limit]
+        # Ranked by the prompt's words, the turns and the project's name re-ranking them (_sharpen): searched as one
+        # query, their words cost the cold hook ~80 ms at 5,000 memories (bench/versions.py, round four).
+        sharpened = q._replace(context=" ".join(part for part in (recent, project) if part), floor=None, limit=GATHER)
+        found = [s for s in self._scored(sharpened) if s.id in own & told][: q.limit]
         cut = found[0].score * q.floor.relative if found and q.floor else 0.0  # as apply_floor cuts
         return [s._replace(score=s.score * IMPLICIT_WEIGHT, parts={**s.parts, "implicit": True})
                 for s in found if s.score >= cut]
@@ -474,7 +478,7 @@ class Recall:
     # ---- fusion, floor, factors
 
     def _score(self, cands: dict[str, Candidate], mode: str, today, exclude, floor: Floor | None,
-               limit: int) -> list[Scored]:
+               limit: int, versions: bool = True) -> list[Scored]:
         """The `limit` best candidates with the evidence `floor` asks for, best first (ties: by id).
 
         A candidate's factors (strength, usefulness...: ~30 us, its document's dates and counts) are
@@ -517,6 +521,8 @@ class Recall:
                 break  # nor can any after it
             insort(hits, scored(relevance, mem_id, parts, doc), key=lambda h: (-h.score, h.id))
         hits = hits[:limit]
+        if not versions:
+            return hits
         hits += [scored(*c) for c in _newer_versions(hits, below)]
         return _newer_first(_successors_first(hits))
 
@@ -557,7 +563,7 @@ def _newer_first(hits: list[Scored]) -> list[Scored]:
     for i in range(len(hits)):
         for j in range(i + 1, len(hits)):
             old, new = hits[i], hits[j]
-            if not (_may_replace(old.doc, new.doc) and _same_subject(words[i], words[j])):
+            if not (_same_subject(words[i], words[j]) and _may_replace(old.doc, new.doc)):
                 continue
             hits[j] = new._replace(score=max(new.score, old.score * 1.001))
             hits[i] = old._replace(parts={**old.parts, "newer": new.id})
