@@ -142,9 +142,10 @@ def search(recall, p: dict, mode: str, include_inactive: bool = False) -> list:
     (the hook's second query for a short prompt runs only when the floor left nothing: Recall._implicit);
     every other prompt without it, so many floors cost one search."""
     situated = bool(p.get("history") or p.get("project"))
-    return recall.search(p["query"], limit=50, mode=mode, all_scopes=not p.get("project"), include_inactive=include_inactive,
-                         today=TODAY, sync=False, context=" ".join((p.get("history") or [])[-2:]),
-                         project=p.get("project"), floor=FLOOR_IN_SEARCH if situated else None)
+    return recall.search(p["query"], limit=50, mode=mode, all_scopes=not p.get("project"),
+                         include_inactive=include_inactive, today=TODAY, sync=False,
+                         context=" ".join((p.get("history") or [])[-2:]), project=p.get("project"),
+                         floor=FLOOR_IN_SEARCH if situated else None)
 
 
 def after_a_question(recall, prompts: list[dict]) -> dict[str, list[str]]:

@@ -24,7 +24,8 @@ from hafiza.vault.format.layout import rel_name, shard_folders
 from hafiza.vault.format.paths import FACT_DOC, FACTS, MEMORIES, SIDECAR, WRITE_LOCK
 from hafiza.vault.format.text import first_line
 
-from .schema import ALIAS_SEPARATOR, CONFLICT_CHARS, SCHEMA_VERSION, SNIPPET_CHARS, TAG_SEPARATOR, indexed_body, schema
+from .schema import (ALIAS_SEPARATOR, CONFLICT_CHARS, SCHEMA_VERSION, SNIPPET_CHARS, TAG_SEPARATOR, indexed_body,
+                     schema)
 
 if TYPE_CHECKING:
     from .manifest import Row

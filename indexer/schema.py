@@ -6,8 +6,8 @@ Whoosh is imported only when a schema is built: a writer reads the constants and
 SCHEMA_VERSION = 10  # bump when fields or analysis change: the index is rebuilt (2: alias_terms, 3: verified_note,
                     # 4: a title made from the text is stored, not indexed, 5: the manifest in SQLite, with a catalog,
                     # 6: the prefixes field, and alias_terms without the general stop words, 7: conflict, 8: the
-                    # concepts field, 10: a project's name in the body of its memories; also bump it when data/lexicon.tsv changes,
-                    # with LEXICON_DIGEST)
+                    # concepts field, 10: a project's name in the body of its memories; also bump it when
+                    # data/lexicon.tsv changes, with LEXICON_DIGEST)
 LEXICON_DIGEST = "32248489d4e71f61"  # sha256 of data/lexicon.tsv, its first 16 hex digits, as this version indexes it
 
 # Query-time field weights for BM25F: words people put in titles and aliases name the subject.

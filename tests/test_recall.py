@@ -609,6 +609,17 @@ def test_a_general_question_needs_more_evidence_but_search_still_lists_it(vault)
                                         floor=SEARCH_FLOOR)] == ["tsdb"]  # a person searching asked for it
 
 
+def test_only_a_long_pastes_start_and_end_say_whether_it_is_a_general_question(vault):
+    # A pasted log is read at its start and end, as the rest of the query is (MAX_QUERY_CHARS): "in general" deep in
+    # its middle does not make the question general, and a 1.2 MB paste is not scanned whole on the prompt path.
+    vault.import_many([{"id": "stg", "title": "Staging database port", "text": "The staging database listens on "
+                        "port 6543 behind pgbouncer."}] + FILLER, source="test")
+    recall = Recall(vault.root)
+    middle = "step ok; " * 2000 + "this works in general " + "step ok; " * 2000
+    prompt = f"which port does the staging database use? {middle} staging database port?"
+    assert [h.id for h in recall.search(prompt, mode="keyword", all_scopes=True, floor=FLOOR)] == ["stg"]
+
+
 def test_the_first_of_both_channels_counts_when_nothing_passed_the_floor():
     from hafiza.indexer.recall import Candidate, _agreed
 
