@@ -417,6 +417,10 @@ def test_wednesday_verify_after_a_rename_in_the_project(week):
     assert hit["verified"] == "failed", hit  # at once
     block = a.prompt("how do I deploy the shop, which script?", cwd=week.shop)
     assert "shop-deploy" in block_ids(block) and "unverified since" in block and "ops/deploy.sh" in block, block
+    # the project's own memory answers a short task typed in it; a reaction typed there gets nothing, by hook or MCP
+    assert "shop-deploy" in block_ids(a.prompt("deploy it from the repo root", cwd=week.shop))
+    assert block_ids(a.prompt("thanks, that fixed it", cwd=week.shop)) == []
+    assert a.mcp.ok("recall", query="thanks, that fixed it", scope="shop")["hits"] == []
     labels = {h["id"]: h["labels"] for h in a.mcp.ok("recall", query="deploy the shop script", scope="shop")["hits"]}
     assert any("unverified" in label for label in labels.get("shop-deploy", [])), labels
     listed = re.findall(r'href="/memory/([^"?#/]+)"', week.ui.page("/?label=unverified"))
