@@ -17,6 +17,7 @@ from .stopwords import informative
 
 TEXT_FIELDS = tuple(f for f in FIELD_BOOSTS if f not in ("aliases", PREFIXES, CONCEPTS))
 EXACT_FIELDS = tuple(f for f in FIELD_BOOSTS if f not in (PREFIXES, CONCEPTS))
+SUBJECT_FIELDS = ("title", "tags")  # what a memory is about, as its writer named it
 WORD_FIELDS = tuple(f for f in FIELD_BOOSTS if f != CONCEPTS)  # searched for each query word
 # How much a word counts as evidence (coverage, the floor's IDF) when a memory holds only another form of it
 # (the same first letters, text.prefix): less than the word itself. Issue 34, lever 1.
@@ -304,12 +305,14 @@ def keyword_channel(view: View, words, *, also=(), asked=None, concepts=None, pr
     also_aliases = {w: view.holding(w, ("aliases",), docnums) for w in also}
     out = []
     for docnum, score, bits in best:
-        held = {"aliases": set(), PREFIXES: set(), CONCEPTS: set(), "text": set()}  # which words, by where
+        held = {"aliases": set(), PREFIXES: set(), CONCEPTS: set(), "text": set(), "subject": set()}  # by where
         for j, (owners, field, _) in enumerate(lists):
             if bits >> j & 1:
                 held[field if field in held else "text"].update(owners)
-        in_text, in_aliases = held["text"], held["aliases"]
-        matched = dict.fromkeys(in_text | in_aliases, 1.0)
+                if field in SUBJECT_FIELDS:
+                    held["subject"].update(owners)
+        in_text, in_aliases, subject = held["text"], held["aliases"], held["subject"]
+        matched = {w: Titled(1.0) if w in subject else 1.0 for w in in_text | in_aliases}
         matched.update((w, PREFIX_EVIDENCE) for w in held[PREFIXES] if w not in matched)
         matched.update((w, Concept(CONCEPT_EVIDENCE)) for w in held[CONCEPTS] if w not in matched)
         alias_only = [w for w in words if w in in_aliases and w not in in_text]
@@ -323,6 +326,12 @@ def keyword_channel(view: View, words, *, also=(), asked=None, concepts=None, pr
             matched.update((w, weights.get(w, 0.0)) for w in alias_only)
         out.append((view.doc(docnum), score, matched))
     return out
+
+
+class Titled(float):
+    """A word's evidence where the memory's title or tags hold it: what the memory is about (recall.Floor.subject)."""
+
+    __slots__ = ()
 
 
 class Concept(float):

@@ -76,6 +76,26 @@ def test_relevance_needs_keyword_evidence_or_a_margin_over_the_background():
     assert relevant({"keyword_rank": 1, "idf": 1.6, "background": 0.40}, "hybrid", FLOOR)
 
 
+def test_a_memory_titled_with_the_prompts_subject_counts_with_a_margin_near_the_background(vault):
+    # "standup kaçta?": one word, held by two memories, is less than the floor's IDF; the memory whose title holds it
+    # is about it, the one that mentions it in passing is not (issue 34, round five: Floor.subject).
+    vault.import_many([
+        {"id": "standup", "title": "Standup 09:45", "text": "The daily meeting is at 09:45 in the big room.",
+         "tags": ["team"]},
+        {"id": "retro", "title": "Retro on Fridays", "text": "The retro follows the standup on Fridays.",
+         "tags": ["team"]}] + FILLER, source="test")
+    refresh_all(vault.root, embedder=None)
+    hits = {h.id: h.parts for h in Recall(vault.root).search("standup kaçta?", mode="keyword", all_scopes=True)}
+    assert hits["standup"]["subject"] >= FLOOR.subject and "subject" not in hits["retro"]
+    assert hits["standup"]["idf"] < FLOOR.idf  # the plain keyword evidence alone would not pass
+    titled = {**hits["standup"], "margin": -0.2}
+    assert relevant(titled, "hybrid", FLOOR)
+    assert not relevant({**titled, "margin": -0.3}, "hybrid", FLOOR)  # as far as the background's
+    assert not relevant({**hits["retro"], "margin": -0.2}, "hybrid", FLOOR)
+    assert not relevant(titled, "keyword", FLOOR)  # no margin to go by
+    assert not relevant(titled, "hybrid", FLOOR.general())
+
+
 FILLER = [{"text": f"Filler note {n} about topic number {n}.", "title": f"Filler {n}"} for n in range(30)]
 
 
