@@ -47,6 +47,9 @@ class Vault(HandEdits):
         self._commits = 0
         self.touched = 0  # memory files the last transaction's commits changed (after_commit may read it)
         self._implicit: set[str] = set()  # commits `transaction` made before the caller's change
+        # The sha of the caller's own commit in the last write (its last, should it make several), never one
+        # made on the way in (hand edits, a stale usage log); None when it committed nothing.
+        self.last_commit: str | None = None
         self.memories_dir = self.root / MEMORIES
         self.sidecar = self.root / SIDECAR
         self.lock_path = self.sidecar / WRITE_LOCK
@@ -87,7 +90,7 @@ class Vault(HandEdits):
         vault = cls(root, actor)
         if fresh or store.dirty():
             with locked(vault.lock_path):
-                store.commit(None, message("init vault", "init", actor))
+                vault.last_commit = store.commit(None, message("init vault", "init", actor))
         return vault
 
     def exists(self) -> bool:
@@ -212,6 +215,7 @@ class Vault(HandEdits):
                 before = self.git.head()
                 self._fold_locked()
                 self._implicit |= {self.git.head()} - {before}
+            self.last_commit = None
             try:
                 yield
             except BaseException:
@@ -311,11 +315,12 @@ class Vault(HandEdits):
             if os.path.lexists(path):
                 self._scan_file(Path(path), str(name), "about to be committed")
         sha = self.git.commit(rel, text) if self._looked is None else self._commit_unlooked(rel, text)
-        self._landed(rel)
+        self._landed(rel, sha)
         return sha
 
-    def _landed(self, paths) -> None:
+    def _landed(self, paths, sha: str) -> None:
         """A commit of this write is in: its journal is done, and derived stores follow after the lock."""
+        self.last_commit = sha
         self._journal.end()
         self._log(paths)
         self._commits += 1
@@ -729,7 +734,7 @@ class Vault(HandEdits):
             touched = self.git.changed_paths(target.sha)
             self.track([self.root / p for p in touched])
             sha = self.git.revert(target.sha, message(f"{action} {what}", action, self.actor, f"reverts {target.sha}"))
-            self._landed(touched)
+            self._landed(touched, sha)
         return target.sha, sha
 
 

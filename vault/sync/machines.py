@@ -358,7 +358,7 @@ def _repair(vault, report: Report) -> None:
 def _followed(vault, changes: list[tuple[str, str]]) -> None:
     """Tell readers which memory files and fact notes changed, so the index re-reads only those; counts as a
     commit."""
-    vault._landed([path for _, path in changes if is_memory(path) or is_fact_path(path)])
+    vault._landed([path for _, path in changes if is_memory(path) or is_fact_path(path)], vault.git.head())
 
 
 def _tally(git, old: str | None, new: str | None, into: dict[str, list[str]], only: set | None = None) -> None:
