@@ -11,8 +11,10 @@ from .args import arg, err, flag, folder, style
 @cli.command(
     arg("--from", dest="url", metavar="URL",
         help="Start from an existing vault's remote: clone it, register the merge driver, build the index."),
+    flag("--json", "as_json", help="Print the vault's folder, the commit that made it (none when it was there) and, "
+                                   "with --from, what was indexed, as JSON."),
 )
-def init(ctx, url):
+def init(ctx, url, as_json):
     """Create a vault (a git repository with memories/) at the vault path. Safe to repeat."""
     from hafiza.indexer.config import embedder
     from hafiza.indexer.refresh import rebuild_all
@@ -22,29 +24,50 @@ def init(ctx, url):
     if url:
         clone(url, ctx.root)
     vault = Vault.init(ctx.root)
+    report = None
     if url:
         report = rebuild_all(vault.root, progress=progress_factory(), embedder=embedder(ctx.settings))
+    if as_json:
+        emit({"path": str(vault.root), "commit": vault.last_commit, "from": url, "indexed": None, "skipped": {},
+              **(indexed(report) if report else {})})
+        return
+    if report:
         print(f"cloned {url}: {report.added} memories indexed")
         tell_skipped(report)  # a memory holding a secret came with the clone: quarantined, and named
     print(f"vault ready at {vault.root}")
 
 
-@cli.command()
-def reindex(ctx):
+@cli.command(flag("--json", "as_json", help="Print how many memories were indexed and the files left out as JSON."))
+def reindex(ctx, as_json):
     """Rebuild the index (and vectors) from the files, from scratch."""
     from hafiza.indexer.config import embedder
     from hafiza.indexer.refresh import rebuild_all
 
     vault = open_vault(ctx)
     report = rebuild_all(vault.root, progress=progress_factory(), embedder=embedder(ctx.settings))
+    if as_json:
+        emit(indexed(report))
+        return
     print(f"indexed {report.added} memories" + (f"; {len(report.errors)} file(s) skipped" if report.errors else ""))
     tell_skipped(report)
 
 
+def _skipped(report) -> dict[str, str]:
+    """Each file an index build left out (unparsable, a link, quarantined for a secret), by its path in the
+    vault: why."""
+    return {name if name.startswith("facts/") else f"memories/{name}": reason
+            for name, reason in sorted(report.errors.items())}
+
+
+def indexed(report) -> dict:
+    """An index build as `--json` prints it: memories indexed, files left out and why."""
+    return {"indexed": report.added, "skipped": _skipped(report)}
+
+
 def tell_skipped(report) -> None:
-    """Each file an index build left out, and why (unparsable, a link, quarantined for a secret), on stderr."""
-    for name, reason in sorted(report.errors.items()):
-        err(f"  skipped {name if name.startswith('facts/') else 'memories/' + name}: {reason}")
+    """Each file an index build left out, and why, on stderr."""
+    for path, reason in _skipped(report).items():
+        err(f"  skipped {path}: {reason}")
 
 
 @cli.command(flag("--json", "as_json", help="JSON report."))

@@ -209,15 +209,21 @@ def review_accept(ctx, branch, only, as_json):
     arg("branch", nargs="?"),
     many("--only", type=int, metavar="N", help="Only action N; repeatable (default: every open one)."),
     arg("--why", help="Why, kept with the ruling."),
+    flag("--json", "as_json", help="Print the branch, the actions rejected and the commit as JSON."),
     name="reject",
 )
-def review_reject(ctx, branch, only, why):
+def review_reject(ctx, branch, only, why, as_json):
     """Drop actions and record a ruling in rulings.jsonl, so they are never proposed again."""
     from hafiza.vault.review import Review
 
-    rv = Review(open_vault(ctx))
-    done = rv.reject(rv.branch(branch), only, why)
-    print(f"rejected {len(done)} action(s); recorded in rulings.jsonl")
+    vault = open_vault(ctx)
+    rv = Review(vault)
+    found = rv.branch(branch)
+    done = rv.reject(found, only, why)
+    if as_json:
+        emit({"branch": found.name, "rejected": [p.number for p in done], "commit": vault.last_commit})
+    else:
+        print(f"rejected {len(done)} action(s); recorded in rulings.jsonl")
 
 
 @review.command(

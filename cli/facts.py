@@ -21,7 +21,7 @@ def fact():
         help="When the value became true: YYYY-MM-DD, YYYY-MM or YYYY (default: today)."),
     arg("--kind", help="What the entity is, for a new note: person, client, project, service..."),
     arg("--reason", help="Why, recorded in the commit."),
-    flag("--json", "as_json", help="Print the note as JSON."),
+    flag("--json", "as_json", help="Print the note and the commit (none when nothing changed) as JSON."),
     name="set",
 )
 def set_(ctx, entity, attribute, value, since, kind, reason, as_json):
@@ -29,9 +29,10 @@ def set_(ctx, entity, attribute, value, since, kind, reason, as_json):
     deleted. Names are matched folded: "ACME A.Ş." and "acme a.s." are one entity."""
     from hafiza.vault import facts
 
-    note, change = open_vault(ctx).set_fact(entity, attribute, value, since=since, kind=kind, reason=reason)
+    vault = open_vault(ctx)
+    note, change = vault.set_fact(entity, attribute, value, since=since, kind=kind, reason=reason)
     if as_json:
-        emit({**facts.to_json(note), "changed": change.changed})
+        emit({**facts.to_json(note), "changed": change.changed, "commit": vault.last_commit})
     elif not change.changed:
         print(f"{note.entity}: {change.attribute} is already {change.new.value}; nothing changed")
     else:

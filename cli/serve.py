@@ -81,9 +81,10 @@ def token(ctx, as_json):
          help="A team vault (`hafiza vault list`) the user may read and write; repeatable."),
     arg("--personal", type=folder,
         help="The user's personal vault (default: ~/.local/share/hafiza/users/USER, created)."),
+    flag("--json", "as_json", help="Print the user and the token (shown this once) as JSON."),
     name="add",
 )
-def token_add(ctx, user, teams, personal):
+def token_add(ctx, user, teams, personal, as_json):
     """Add USER with a new token, printed once: give it to them, it is stored only hashed."""
     import os
     from pathlib import Path
@@ -92,6 +93,9 @@ def token_add(ctx, user, teams, personal):
     from hafiza.vault.format.paths import data_dir
 
     made, secret = add(Path(ctx.settings.config), data_dir(os.environ), user, teams, personal)
+    if as_json:
+        emit({**made.to_json(), "token": secret})
+        return
     err(f"added {made.name}: vault {made.vault}; teams: {', '.join(made.teams) or 'none'}")
     err("token (shown once; the client sends it as 'Authorization: Bearer <token>'):")
     print(secret)
@@ -119,13 +123,17 @@ def token_list(ctx, as_json):
 
 @token.command(
     arg("user"),
+    flag("--json", "as_json", help="Print the user whose token was revoked as JSON."),
     name="revoke",
 )
-def token_revoke(ctx, user):
+def token_revoke(ctx, user, as_json):
     """Revoke USER's token; a running server refuses it from the next request. Their vault stays."""
     from pathlib import Path
 
     from hafiza.hooks.users import revoke
 
     gone = revoke(Path(ctx.settings.config), user)
+    if as_json:
+        emit(gone.to_json())
+        return
     print(f"revoked {gone.name}'s token; their vault stays at {gone.vault}")

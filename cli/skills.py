@@ -100,9 +100,10 @@ def show(ctx, name, as_json):
     arg("--project", dest="project_dir", type=folder,
         help="Install it in this project's .claude/skills/ instead of your own ~/.claude/skills/."),
     flag("--no-install", help="Only commit skills/NAME/SKILL.md in the vault."),
+    flag("--json", "as_json", help="Print the skill, the commit and the files installed as JSON."),
     name="promote",
 )
-def promote(ctx, name, target, project_dir, no_install):
+def promote(ctx, name, target, project_dir, no_install, as_json):
     """Make draft NAME a skill: one commit moves it to skills/NAME/ without the inert flag, then it is
     installed for the client (Claude Code: ~/.claude/skills/NAME/SKILL.md)."""
     from hafiza.skills.catalog import promote as promoted, targets
@@ -112,17 +113,25 @@ def promote(ctx, name, target, project_dir, no_install):
     project_dir = Path(project_dir).expanduser() if project_dir else None
     folders = [] if no_install else [targets(os.environ, target, project_dir)]
     sha, places = promoted(open_vault(ctx), name, folders)
+    if as_json:
+        emit({"name": name, "commit": sha, "installed": [str(p) for p in places]})
+        return
     print(f"promoted {name} ({sha[:10]})" + "".join(f"\n  installed {p}" for p in places))
 
 
 @skills.command(
     arg("name"),
     arg("--why", help="Why, kept with the ruling."),
+    flag("--json", "as_json", help="Print the draft rejected and the commit of the ruling as JSON."),
     name="reject",
 )
-def reject(ctx, name, why):
+def reject(ctx, name, why, as_json):
     """Drop draft NAME and record a ruling, so the same procedure is never drafted again."""
     from hafiza.skills.catalog import reject as rejected
 
-    rejected(open_vault(ctx), name, why)
-    print(f"rejected {name}; it will not be drafted again")
+    vault = open_vault(ctx)
+    rejected(vault, name, why)
+    if as_json:
+        emit({"name": name, "commit": vault.last_commit})
+    else:
+        print(f"rejected {name}; it will not be drafted again")

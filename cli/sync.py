@@ -75,27 +75,32 @@ def _print(report, indent: str = "") -> None:
 
 @cli.group(
     arg("--name", default="origin", help="The remote's name."),
+    flag("--json", "as_json", help='Print the remote\'s name and URL as JSON ("url": null when there is none).'),
     bare=True,
 )
-def remote(ctx, name):
+def remote(ctx, name, as_json):
     """Show the vault's remote; `hafiza remote set URL` sets it."""
     from hafiza.vault.sync.machines import check_remote
 
     url = open_vault(ctx).git.remote_url(check_remote(name))
-    print(url or f"no remote {name!r}; `hafiza remote set URL`")
+    if as_json:
+        emit({"name": name, "url": url})
+    else:
+        print(url or f"no remote {name!r}; `hafiza remote set URL`")
 
 
 @remote.command(
     arg("url"),
     arg("--name", default="origin", help="The remote's name."),
+    flag("--json", "as_json", help="Print the remote's name and URL as JSON."),
     name="set",
 )
-def remote_set(ctx, url, name):
+def remote_set(ctx, url, name, as_json):
     """Point the vault at URL (a bare repository, GitHub, GitLab...); then `hafiza sync`."""
     from hafiza.vault.sync.machines import set_remote
 
     set_remote(open_vault(ctx), url, name)
-    print(f"{name} is {url}; `hafiza sync` sends and fetches")
+    emit({"name": name, "url": url}) if as_json else print(f"{name} is {url}; `hafiza sync` sends and fetches")
 
 
 @cli.command(

@@ -57,9 +57,10 @@ def vault_list(ctx, as_json):
 @vault_.command(
     arg("name"),
     arg("source", metavar="URL|PATH"),
+    flag("--json", "as_json", help="Print the vault added and what was indexed as JSON."),
     name="add",
 )
-def vault_add(ctx, name, source):
+def vault_add(ctx, name, source, as_json):
     """Add the team vault NAME: clone URL (into ~/.local/share/hafiza/teams/NAME), or use the vault at PATH.
 
     Its index and vectors are built here, on this machine, from its files."""
@@ -68,11 +69,14 @@ def vault_add(ctx, name, source):
     from hafiza.vault.format.paths import data_dir
     from hafiza.vault.sync.teams import add
 
-    from .admin import tell_skipped
+    from .admin import indexed, tell_skipped
 
     team = add(_config(ctx), data_dir(os.environ), ctx.root, name, source)
     report = rebuild_all(team.path, progress=progress_factory(), embedder=embedder(ctx.settings))
     _restart_warm(ctx.root)
+    if as_json:
+        emit({**team.to_json(), **indexed(report)})
+        return
     print(f"added the vault {team.name} at {team.path}: {report.added} memories indexed; `hafiza search` "
           f"and the hooks read it with yours, `hafiza remember --to {team.name}` writes to it")
     tell_skipped(report)
@@ -80,14 +84,18 @@ def vault_add(ctx, name, source):
 
 @vault_.command(
     arg("name"),
+    flag("--json", "as_json", help="Print the vault removed from the list as JSON."),
     name="remove",
 )
-def vault_remove(ctx, name):
+def vault_remove(ctx, name, as_json):
     """Stop reading the team vault NAME; its folder is left where it is."""
     from hafiza.vault.sync.teams import remove
 
     team = remove(_config(ctx), name)
     _restart_warm(ctx.root)
+    if as_json:
+        emit(team.to_json())
+        return
     print(f"removed {team.name} from the list; its files are still at {team.path}")
 
 

@@ -31,6 +31,11 @@ def _memory_json(memory) -> dict:
             "status": memory.status, "path": vault_rel(memory.path) if memory.path else None}
 
 
+def _written(vault, memory) -> dict:
+    """A memory a write changed, as `--json` prints it: its fields and the write's commit."""
+    return {**_memory_json(memory), "commit": vault.last_commit}
+
+
 @cli.command(
     arg("text", nargs="?"),
     arg("--title", help="Title (default: the first line of the text)."),
@@ -42,8 +47,8 @@ def _memory_json(memory) -> dict:
     many("--supersedes", help="Id of a memory this one replaces; repeatable."),
     arg("--reason", help="Why, recorded in the commit."),
     arg("--to", metavar="NAME", help="Write to the team vault NAME (`hafiza vault list`) instead of yours."),
-    flag("--json", "as_json", help='Print the new memory as JSON (the existing one, with "duplicate": true, when '
-                                   "it was remembered already)."),
+    flag("--json", "as_json", help='Print the new memory and the commit as JSON (the existing one, with "duplicate": '
+                                   'true and "commit": null, when it was remembered already).'),
     flag("--suggest-aliases", help="Also suggest aliases when the output is not a terminal (on one, they are "
                                    "suggested whenever the memory has none)."),
 )
@@ -61,12 +66,12 @@ def remember(ctx, text, title, type_, tags, aliases, scope, id_, supersedes, rea
                                 scope=scope, id=id_, supersedes=supersedes, reason=reason)
     except AlreadyRemembered as same:  # not an error: what was asked for is in the vault (exit 0)
         if as_json:
-            emit({**_memory_json(vault.get(same.existing)), "duplicate": True})
+            emit({**_written(vault, vault.get(same.existing)), "duplicate": True})
         else:
             print(same.message)
         return
     if as_json:
-        emit(_memory_json(memory))
+        emit(_written(vault, memory))
     else:
         extra = f" (supersedes {', '.join(supersedes)})" if supersedes else ""
         print(f"remembered {memory.id}{extra}" + (f" in the vault {to}" if to else ""))
@@ -92,7 +97,7 @@ def _suggest_aliases(vault, memory) -> None:
     arg("--scope", help="Scope for memories imported from claude-code (default: project:<its folder>)."),
     flag("--skip-invalid", help="Import the valid items and list the others, instead of refusing all."),
     flag("--dry-run", help="Check everything and say what would be imported; write nothing."),
-    flag("--json", "as_json", help="Print the imported ids as JSON."),
+    flag("--json", "as_json", help="Print the imported ids and the commit as JSON."),
     name="import",
 )
 def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
@@ -115,7 +120,8 @@ def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
                                           dry_run=dry_run)
     problems += skipped
     if as_json:
-        emit({"imported" if not dry_run else "would_import": [m.id for m in memories], "skipped": problems})
+        emit({"imported" if not dry_run else "would_import": [m.id for m in memories], "skipped": problems,
+              "commit": vault.last_commit})
         return
     from hafiza.vault.store.vault import ALREADY
 
@@ -132,8 +138,9 @@ def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
     arg("--text", help="Replace the memory's text with TEXT (- reads stdin) instead of opening an editor."),
     arg("--title", help="With --text: a new title too."),
     flag("--resume", help="Reopen the draft a refused edit of MEMORY_ID saved, instead of the memory."),
+    flag("--json", "as_json", help="Print the memory and the commit as JSON (no commit when nothing changed)."),
 )
-def edit(ctx, memory_id, text, title, resume):
+def edit(ctx, memory_id, text, title, resume, as_json):
     """Open a memory in $EDITOR (or replace its text with --text); validated and committed.
 
     An edit that is refused (a field that does not validate, a secret) changes nothing and is kept as a
@@ -146,7 +153,7 @@ def edit(ctx, memory_id, text, title, resume):
         if resume:
             raise UsageError("--resume opens the saved draft in the editor; it does not go with --text")
         memory = vault.update(memory_id, _text_arg(text), title=title)
-        print(f"updated {memory.id}")
+        emit({**_written(vault, memory), "draft": None}) if as_json else print(f"updated {memory.id}")
         return
     if title is not None:
         raise HafizaError("--title goes with --text")
@@ -157,19 +164,22 @@ def edit(ctx, memory_id, text, title, resume):
     original = read_text(draft or memory_path)
     edited = edit_text(original, extension=".md")
     if edited is None or (edited == original and draft is None):
-        print("no changes" + (f"; the draft stays in {draft}" if draft else ""))
+        if as_json:
+            emit({**_written(vault, vault.get(memory_id)), "draft": str(draft) if draft else None})
+        else:
+            print("no changes" + (f"; the draft stays in {draft}" if draft else ""))
         return
     # A refused edit is kept as a draft (replacing the one resumed), and the error says where; one applied
     # removes the draft it came from.
     memory = vault.edit(memory_id, edited, draft=draft)
-    print(f"edited {memory.id}")
+    emit({**_written(vault, memory), "draft": None}) if as_json else print(f"edited {memory.id}")
 
 
 @cli.command(
     arg("memory_id"),
     arg("phrases", nargs="+"),
     arg("--reason", help="Why, recorded in the commit."),
-    flag("--json", "as_json", help="Print the memory's aliases as JSON."),
+    flag("--json", "as_json", help="Print the memory's aliases and the commit (none when nothing was added) as JSON."),
 )
 def alias(ctx, memory_id, phrases, reason, as_json):
     """Add PHRASES people may type for MEMORY_ID, e.g. the same thing in the other language.
@@ -181,7 +191,7 @@ def alias(ctx, memory_id, phrases, reason, as_json):
     vault = open_vault(ctx)
     memory, added = vault.add_aliases(memory_id, list(phrases), reason)
     if as_json:
-        emit({"id": memory.id, "added": added, "aliases": memory.aliases})
+        emit({"id": memory.id, "added": added, "aliases": memory.aliases, "commit": vault.last_commit})
     elif added:
         print(f"{memory.id}: added {len(added)} alias(es): {'; '.join(added)}")
     else:
@@ -192,69 +202,93 @@ def alias(ctx, memory_id, phrases, reason, as_json):
     arg("old_id"),
     arg("new_id"),
     arg("--reason", help="Why the old one no longer holds."),
+    flag("--json", "as_json", help="Print both memories and the commit as JSON."),
 )
-def supersede(ctx, old_id, new_id, reason):
+def supersede(ctx, old_id, new_id, reason, as_json):
     """Mark OLD_ID as replaced by NEW_ID (kept, but out of recall)."""
     vault = open_vault(ctx)
-    vault.supersede(old_id, new_id, reason)
-    print(f"{old_id} is superseded by {new_id}")
+    old, new = vault.supersede(old_id, new_id, reason)
+    if as_json:
+        emit({"old": _memory_json(old), "new": _memory_json(new), "commit": vault.last_commit})
+    else:
+        print(f"{old_id} is superseded by {new_id}")
 
 
 @cli.command(
     arg("memory_id"),
     arg("--reason", help="Why it is no longer wanted."),
+    flag("--json", "as_json", help="Print the archived memory and the commit as JSON."),
 )
-def forget(ctx, memory_id, reason):
+def forget(ctx, memory_id, reason, as_json):
     """Archive a memory: it leaves recall; the file and its history stay."""
     vault = open_vault(ctx)
-    vault.forget(memory_id, reason)
-    print(f"archived {memory_id}")
+    memory = vault.forget(memory_id, reason)
+    emit(_written(vault, memory)) if as_json else print(f"archived {memory_id}")
 
 
 @cli.command(
     arg("memory_ids", nargs="+"),
     arg("--session", help="Session id, for the usage log."),
+    flag("--json", "as_json", help="Print the ids recorded, and by which vault, as JSON."),
 )
-def used(ctx, memory_ids, session):
+def used(ctx, memory_ids, session, as_json):
     """Record that memories were useful (the only upward usefulness signal); a team vault's memory
-    counts in that team vault."""
+    counts in that team vault. Logged, not committed: `hafiza fold` (or any write once the log is a day old)
+    commits the counts."""
     from hafiza.vault.sync.teams import PERSONAL, by_owner, readable
 
-    for name, ids in by_owner(ctx.root, readable(Path(ctx.settings.config)), memory_ids).items():
+    owners = by_owner(ctx.root, readable(Path(ctx.settings.config)), memory_ids)
+    for name, ids in owners.items():
         open_vault(ctx, to=None if name == PERSONAL else name).record_use(ids, session)
-    print(f"recorded use of {len(memory_ids)} memor{'y' if len(memory_ids) == 1 else 'ies'}")
+    if as_json:
+        emit({"recorded": [i for ids in owners.values() for i in ids], "vaults": owners})
+    else:
+        print(f"recorded use of {len(memory_ids)} memor{'y' if len(memory_ids) == 1 else 'ies'}")
 
 
-@cli.command()
-def fold(ctx):
+@cli.command(
+    flag("--json", "as_json", help="Print how many memories were folded and the commit (none when nothing was) "
+                                   "as JSON."),
+)
+def fold(ctx, as_json):
     """Write pending usage counts from the log into the files, in one commit."""
     vault = open_vault(ctx)
     touched = vault.fold()
-    print(f"folded usage of {touched} memories" if touched else "nothing to fold")
+    if as_json:
+        emit({"folded": touched, "commit": vault.last_commit})
+    else:
+        print(f"folded usage of {touched} memories" if touched else "nothing to fold")
 
 
 @cli.command(
     arg("memory_id", metavar="ID"),
     arg("--reason", help="Why, recorded in the commit."),
+    flag("--json", "as_json", help="Print the restored memory and the commit as JSON."),
 )
-def restore(ctx, memory_id, reason):
+def restore(ctx, memory_id, reason, as_json):
     """Bring an archived (forgotten) memory back into recall, in one commit."""
-    memory = open_vault(ctx).restore(memory_id, reason)
-    print(f"restored {memory.id}")
+    vault = open_vault(ctx)
+    memory = vault.restore(memory_id, reason)
+    emit(_written(vault, memory)) if as_json else print(f"restored {memory.id}")
 
 
 @cli.command(
     arg("commit", nargs="?"),
     flag("--redo", help="Undo the latest undo instead."),
+    flag("--json", "as_json", help="Print the commit reverted, the new commit and the files it changed as JSON."),
 )
-def undo(ctx, commit, redo):
+def undo(ctx, commit, redo, as_json):
     """Revert one hafiza commit: the latest change not yet undone (run it again to walk further back),
     or COMMIT. Refuses commits hafiza did not make."""
     if redo and commit:
         raise HafizaError("--redo takes no COMMIT: it redoes the latest undo")
     vault = open_vault(ctx)
     target, sha = vault.undo(commit, redo=redo)
-    print(f"{'redid' if redo else 'reverted'} {target[:10]} as {sha[:10]}")
+    if as_json:
+        emit({"action": "redo" if redo else "undo", "reverted": target, "commit": sha,
+              "paths": vault.git.changed_paths(sha)})
+    else:
+        print(f"{'redid' if redo else 'reverted'} {target[:10]} as {sha[:10]}")
 
 
 def _import_claude_code(vault, project, scope, as_json) -> None:
@@ -266,7 +300,7 @@ def _import_claude_code(vault, project, scope, as_json) -> None:
                           "under ~/.claude/projects/*/memory/")
     imported, seen = import_into(vault, dirs, scope)
     if as_json:
-        emit({"imported": [m.id for m in imported], "already_imported": seen})
+        emit({"imported": [m.id for m in imported], "already_imported": seen, "commit": vault.last_commit})
         return
     print(f"imported {len(imported)} memories from Claude Code ({len(dirs)} project(s))"
           + (f"; {seen} were imported before" if seen else ""))

@@ -88,6 +88,11 @@ def git_subjects(root: Path) -> list[str]:
     return out.stdout.splitlines()
 
 
+def git_head(root: Path) -> str:
+    """`git rev-parse HEAD` in `root`: the commit a write says it made, asked of git itself."""
+    return git(root, "rev-parse", "HEAD").strip()
+
+
 def git(root: Path, *args: str, input: str | None = None) -> str:
     """Run git in `root` (a project or a vault in tmp_path) as a person would; its output."""
     return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True,

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from conftest import git_subjects, run_cli
+from conftest import git_head, git_subjects, run_cli
 
 
 def make_claude_memory(home: Path, entries: int = 230) -> Path:
@@ -47,9 +47,9 @@ def test_import_claude_code_keeps_everything_once(vault, tmp_path):
     make_claude_memory(tmp_path / "home", entries=230)
     out = json.loads(run_cli("import", "claude-code", "--json").stdout)
     assert len(out["imported"]) == 232  # 230 index lines + 2 topic files; nothing past the cliff is lost
-    assert git_subjects(vault.root)[0] == "hafiza: import 232 memories"
+    assert git_subjects(vault.root)[0] == "hafiza: import 232 memories" and out["commit"] == git_head(vault.root)
     again = json.loads(run_cli("import", "claude-code", "--json").stdout)
-    assert again == {"imported": [], "already_imported": 232}
+    assert again == {"imported": [], "already_imported": 232, "commit": None}
     assert git_subjects(vault.root)[0] == "hafiza: import 232 memories"  # no second commit
     shown = json.loads(run_cli("show", "user-role", "--json").stdout)
     assert shown["type"] == "identity" and shown["scope"] == "project:shop-api"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git_subjects, run_cli
+from conftest import git_head, git_subjects, run_cli
 from hafiza.vault.store.vault import Vault
 
 
@@ -266,7 +266,8 @@ def test_remember_json_and_show(vault):
     data = json.loads(run_cli("remember", "Deploy only from main.", "--type", "rule", "--scope", "project:shop",
                               "--alias", "canlıya çıkmak", "--json").stdout)
     assert data == {"id": "deploy-only-from-main", "title": "Deploy only from main.", "type": "rule",
-                    "scope": "project:shop", "status": "active", "path": "memories/deploy-only-from-main.md"}
+                    "scope": "project:shop", "status": "active", "path": "memories/deploy-only-from-main.md",
+                    "commit": git_head(vault.root)}
     text = run_cli("show", "deploy-only-from-main").stdout
     assert text == (vault.memories_dir / "deploy-only-from-main.md").read_text()
     shown = json.loads(run_cli("show", "--json", "deploy-only-from-main").stdout)
@@ -317,7 +318,7 @@ def test_alias_adds_phrases_in_one_commit_and_search_finds_them(vault):
     assert [d["id"] for d in bare] == ["invoices-eur", "standup"]
     out = json.loads(run_cli("alias", "invoices-eur", "fatura para birimi", "hangi döviz", "--json").stdout)
     assert out == {"id": "invoices-eur", "added": ["fatura para birimi", "hangi döviz"],
-                   "aliases": ["fatura para birimi", "hangi döviz"]}
+                   "aliases": ["fatura para birimi", "hangi döviz"], "commit": git_head(vault.root)}
     commits = git_subjects(vault.root)
     assert commits[0] == "hafiza: alias invoices-eur"
     assert "already has" in run_cli("alias", "invoices-eur", "Hangi  döviz").stdout
@@ -797,7 +798,7 @@ def test_remembering_the_same_text_again_points_at_the_memory_that_has_it(vault)
     assert again.returncode == 0 and again.stdout.strip() == (
         f"already remembered as {first['id']} (the same text and scope); nothing written")
     shown = json.loads(run_cli("remember", "Deploys go out on Thursdays only.", "--json").stdout)
-    assert shown == {**first, "duplicate": True}
+    assert shown == {**first, "commit": None, "duplicate": True}  # nothing committed
     assert git_subjects(vault.root) == before and len(list(vault.memories_dir.glob("*.md"))) == 1
     other = json.loads(run_cli("remember", "Deploys go out on Thursdays only.", "--scope", "project:web",
                                "--json").stdout)

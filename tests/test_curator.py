@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import git, git_subjects, project_repo, run_cli
+from conftest import git, git_head, git_subjects, project_repo, run_cli
 from model_server import ModelServer
 
 from hafiza.curator import aliases, conflicts
@@ -52,6 +52,20 @@ def test_exact_duplicates_are_proposed_on_a_branch_and_main_is_untouched(vault):
     commit = vault.git.get(report.proposed[0][1])
     assert commit.trailers["Hafiza-Action"] == "merge-duplicate" and commit.trailers["Hafiza-Actor"] == "curator"
     assert "folded" in commit.trailers["Hafiza-Evidence"]
+
+
+def test_review_reject_json_is_the_branch_the_actions_and_the_ruling_commit(vault):
+    vault.remember("Şifre yöneticisi olarak 1Password kullanıyoruz", id="pw-a")
+    vault.remember("sifre  yoneticisi olarak 1password kullaniyoruz", id="pw-b")
+    branch = _run(vault).branch
+    done = run_cli("review", "reject", "--why", "kept apart on purpose", "--json")
+    assert json.loads(done.stdout) == {"branch": branch, "rejected": [1], "commit": git_head(vault.root)}
+    assert git_subjects(vault.root)[0] == f"hafiza: reject 1 proposal(s) of {branch}"
+    ruling = json.loads((vault.root / "rulings.jsonl").read_text().splitlines()[-1])
+    assert (ruling["branch"], ruling["why"]) == (branch, "kept apart on purpose")
+    missing = run_cli("review", "reject", "curate/nope", "--json", check=False)
+    assert missing.returncode != 0 and missing.stdout == "" and "Error: " in missing.stderr
+    assert git_subjects(vault.root)[0] == f"hafiza: reject 1 proposal(s) of {branch}"
 
 
 def test_apply_takes_only_whitespace_identical_duplicates_straight_to_main(vault):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git_subjects, run_cli
+from conftest import git_head, git_subjects, run_cli
 from hafiza.skills import catalog, drafts, gate, procedures, sources
 from hafiza.skills.steps import command_step, mask, segments, steps
 from hafiza.skills.transcripts import Call
@@ -295,6 +295,23 @@ def test_draft_list_show_promote_and_reject_from_the_command_line(vault, world):
     assert "Traceback" not in missing.stderr
     twice = run_cli("skills", "promote", "ci-lint-test", check=False)
     assert twice.returncode == 1 and "already a skill" in twice.stderr
+
+
+def test_promote_and_reject_json(vault, world):
+    home, _ = world
+    run_cli("skills", "draft")
+    promoted = json.loads(run_cli("skills", "promote", "ci-lint-test", "--json").stdout)
+    installed = home / ".claude" / "skills" / "ci-lint-test" / "SKILL.md"
+    assert promoted == {"name": "ci-lint-test", "commit": git_head(vault.root), "installed": [str(installed)]}
+    assert installed.read_text() == (vault.root / "skills" / "ci-lint-test" / "SKILL.md").read_text()
+    rejected = json.loads(run_cli("skills", "reject", "db-snapshot-migrate", "--json").stdout)
+    assert rejected == {"name": "db-snapshot-migrate", "commit": git_head(vault.root)}
+    assert git_subjects(vault.root)[:2] == [f"hafiza: reject 1 proposal(s) of {Review(vault).branches()[0].name}",
+                                            "hafiza: promote skill ci-lint-test"]
+    for command in ("promote", "reject"):
+        missing = run_cli("skills", command, "nope", "--json", check=False)
+        assert (missing.returncode, missing.stdout) == (3, "")
+        assert "Error: no skill draft named 'nope'" in missing.stderr
 
 
 def test_promote_into_a_project_and_never_over_another_skill(vault, world, tmp_path):

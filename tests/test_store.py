@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import git_subjects, run_cli
+from conftest import git_head, git_subjects, run_cli
 from hafiza.vault.format import model
 from hafiza.vault.store import usage
 from hafiza.vault.errors import FrontmatterError, HafizaError, MemoryNotFound, VaultLocked
@@ -317,14 +317,14 @@ def test_hand_edits_are_committed_first_as_their_own_commit(vault):
 def test_last_commit_is_the_writes_own_never_the_hand_edits_recorded_first(vault):
     """What `--json` prints as a write's commit: the user's hand edits committed on the way in are not it."""
     vault.remember("We use pnpm.", id="pnpm", aliases=["paket"])
-    assert vault.last_commit == vault.git.head()
+    assert vault.last_commit == git_head(vault.root)
     hand_write(vault, "by-hand.md", "id: by-hand", "Written in an editor.")
     vault.add_aliases("pnpm", ["paket"])  # nothing new: no commit of its own
     assert git_subjects(vault.root)[0] == "hafiza: record manual edits" and vault.last_commit is None
     vault.forget("pnpm")
-    assert vault.last_commit == vault.git.head() and git_subjects(vault.root)[0] == "hafiza: forget pnpm"
+    assert vault.last_commit == git_head(vault.root) and git_subjects(vault.root)[0] == "hafiza: forget pnpm"
     vault.undo()
-    assert vault.last_commit == vault.git.head() and git_subjects(vault.root)[0] == "hafiza: undo forget pnpm"
+    assert vault.last_commit == git_head(vault.root) and git_subjects(vault.root)[0] == "hafiza: undo forget pnpm"
 
 
 # ---- usage: logged without commits, folded in one
