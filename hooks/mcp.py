@@ -2,7 +2,8 @@
 
 A thin adapter: each tool opens a Vault (actor = the client's name), calls
 one method (a write brings the index and vectors up to date itself) and
-turns a HafizaError into a tool error that names the field at fault. Reads
+turns a HafizaError into a tool error that names the field at fault; an
+argument that fails a tool's schema comes back in the same form. Reads
 share one Recall (index, embedder, vectors) per server process, so a
 `recall` call costs a search, not a load.
 Only this module imports the MCP SDK, and only `hafiza mcp` imports it.
@@ -13,14 +14,15 @@ import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from hafiza.hooks.arguments import faults
 from hafiza.hooks.render import labels, shown_text
 from hafiza.indexer.config import Settings
 from hafiza.indexer.config import settings as read_settings
@@ -234,8 +236,41 @@ def tool_errors(rename: dict | None = None):
     try:
         yield
     except HafizaError as exc:
-        field = (rename or {}).get(exc.field, exc.field)
-        raise ToolError(f"error in field '{field}': {exc.message}" if field else exc.message) from None
+        raise ToolError(_fault((rename or {}).get(exc.field, exc.field), exc.message)) from None
+
+
+def _fault(field: str | None, message: str) -> str:
+    """A tool error's text: hafiza's own errors and the arguments the SDK refused read alike."""
+    return f"error in field '{field}': {message}" if field else message
+
+
+def _refused_arguments(exc: ToolError) -> str | None:
+    """The text for a call whose arguments failed the tool's schema, or None for any other tool error.
+
+    The SDK offers no hook for that text (its middleware and an extension's `intercept_tool_call` see only
+    the finished result), so two private details of mcp 2.3 are relied on, here alone: every `tools/call`
+    goes through `MCPServer.call_tool` (`_handle_call_tool`), and a schema failure leaves it as
+    ToolError("Error executing tool <name>: " + str(the ValidationError)) raised from that ValidationError
+    (`Tool.run`; `_handle_call_tool` reads `__cause__` the same way to log the bad fields).
+    tests/test_mcp.py::test_bad_arguments_read_like_hafizas_own_errors fails if either changes.
+    """
+    cause = exc.__cause__
+    if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+        return None
+    prefix = str(exc).removesuffix(str(cause))  # "Error executing tool <name>: ", as a HafizaError gets
+    return prefix + "\n".join(_fault(field, problem) for field, problem in faults(cause.errors()))
+
+
+class Server(MCPServer):
+    """The SDK's server, with one change for every tool: refused arguments read like hafiza's own errors."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if (text := _refused_arguments(exc)) is None:
+                raise
+            raise ToolError(text) from exc.__cause__  # the SDK logs the bad fields' names from the cause
 
 
 def client_name(ctx: Context | None) -> str:
@@ -627,7 +662,7 @@ def create_server(root: Path, project: str | None = None, log_level: str = "WARN
     (name -> folder) are the team vaults it reads, the user's config's when None; `user`, on a shared
     server, is who it serves (hooks/users.py)."""
     memories = Memories(root, project, settings or read_settings(), teams, user)
-    server = MCPServer("hafiza", instructions=INSTRUCTIONS, log_level=log_level, version=__version__)
+    server = Server("hafiza", instructions=INSTRUCTIONS, log_level=log_level, version=__version__)
     for name, method, hints in TOOLS:
         fn = getattr(memories, method)
         server.add_tool(fn, name=name, description=inspect.cleandoc(fn.__doc__), annotations=hints)

@@ -1,5 +1,6 @@
 """The MCP server: real clients (stdio processes, in-process, HTTP) calling every tool."""
 
+import datetime as dt
 import json
 import os
 import shutil
@@ -12,8 +13,10 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
+from pydantic import BaseModel, ValidationError
 
 from conftest import git_subjects, run_cli
+from hafiza.hooks.arguments import faults
 from hafiza.hooks.mcp import create_server
 from hafiza.indexer.recall import Recall
 from hafiza.indexer.refresh import refresh_all
@@ -155,6 +158,64 @@ def test_a_secret_is_refused_and_nothing_is_written_over_stdio(vault):
     assert memory_files(vault.root) == [] and not (vault.root / "episodes").exists()
     assert subprocess.run(["git", "-C", str(vault.root), "status", "--porcelain"], capture_output=True,
                           text=True).stdout == ""
+
+
+# Arguments a tool's schema refuses: (tool, arguments, where the error points, what it says there).
+REFUSED = [
+    ("remember", {}, "text", "required, not given"),
+    ("remember", {"text": "A note.", "tags": "deploy, ci"}, "tags", 'expected a list, got "deploy, ci"'),
+    ("remember", {"text": "A note.", "type": "opinion"}, "type", "expected one of 'identity', 'rule'"),
+    ("remember", {"text": "A note.", "title": "T" * 5000}, "title",
+     'expected at most 300 characters, got "' + "T" * 39 + "… (5,000 characters)"),  # cut short
+    ("remember", {"text": "A note.", "claims": [{"probe": "disk", "args": {}}]}, "claims[0].probe",
+     "expected one of 'path', 'contains'"),
+    ("recall", {"query": "deploy", "limit": 500}, "limit", "expected at most 20, got 500"),
+    ("list", {"limit": "many"}, "limit", 'expected an integer, got "many"'),
+    ("mark_used", {"ids": list(range(50))}, "ids[0]", "expected a string, got 0 (and 49 more in 'ids')"),
+    ("record_episode", {"task": "t", "outcome": "meh", "what_happened": "w"}, "outcome", 'got "meh"'),
+    ("set_fact", {"entity": "Acme", "attribute": "city", "value": None}, "value", "expected a string, got null"),
+]
+
+
+def told_like_hafiza(text: str, tool: str, field: str, said: str) -> None:
+    """`text` is a refused argument told as hafiza tells its own errors: one short line naming it."""
+    assert text.startswith(f"Error executing tool {tool}: error in field '{field}': "), text
+    assert said in text and len(text) < 200 and "\n" not in text, text
+    assert not any(word in text for word in ("pydantic", "errors.pydantic.dev", "Arguments")), text
+
+
+def test_bad_arguments_read_like_hafizas_own_errors(vault):
+    """The SDK's report of arguments that fail a tool's schema (pydantic's, ~250 characters an error, with
+    `rememberArguments` and links to pydantic's docs) reaches the agent as one line per argument, in the form
+    of hafiza's own errors; nothing is written, and a good call still works."""
+    vault.remember("A memory that stays.", id="kept")
+    before = git_subjects(vault.root)
+
+    async def main():
+        async with stdio(vault.root) as client:
+            own = await error(client, "remember", text="A note.", to="nowhere")  # a HafizaError, for the form
+            assert own.startswith("Error executing tool remember: error in field 'to': no vault named 'nowhere'")
+            for tool, args, field, said in REFUSED:
+                told_like_hafiza(await error(client, tool, **args), tool, field, said)
+            both = await error(client, "set_fact", entity="Acme")
+            assert both.splitlines() == [
+                "Error executing tool set_fact: error in field 'attribute': required, not given",
+                "error in field 'value': required, not given"]
+            assert "Unknown tool" in await error(client, "no_such_tool")  # other tool errors are the SDK's
+            return await ok(client, "remember", text="A good call after the bad ones.", tags=["deploy"])
+
+    made = anyio.run(main)
+    assert git_subjects(vault.root) == [f"hafiza: remember {made['id']}", *before]
+
+
+def test_an_error_type_not_listed_is_told_in_pydantic_s_own_line():
+    class Arguments(BaseModel):
+        since: dt.date
+
+    with pytest.raises(ValidationError) as refused:
+        Arguments(since="soon")
+    assert faults(refused.value.errors()) == [("since", 'should be a valid date or datetime, input is too short, '
+                                                        'got "soon"')]
 
 
 def test_two_agents_writing_at_the_same_time_both_land(vault):

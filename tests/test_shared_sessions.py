@@ -19,7 +19,7 @@ from mcp_types import Implementation
 
 from conftest import run_cli
 from test_isolation import INIT
-from test_mcp import free_port, listening
+from test_mcp import free_port, listening, told_like_hafiza
 
 CAP = 4  # the default is 32; a smaller cap keeps the test light, the rule is the same
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -114,3 +114,17 @@ def test_a_client_gone_mid_body_is_one_line_in_the_log(tmp_path, tokens):
         assert httpx2.post(url, json=INIT, headers=auth).status_code == 200  # it serves on
         text = log_path.read_text()
         assert "Traceback" not in text and len([line for line in text.splitlines() if "went away" in line]) == 1, text
+
+
+def test_bad_arguments_read_the_same_on_the_shared_server(tmp_path, tokens):
+    """Each user's server is `create_server`'s, so a refused argument is told as over stdio (test_mcp)."""
+    async def main(url):
+        async with contextlib.AsyncExitStack() as stack:
+            (client,) = await open_sessions(url, tokens["alice"], 1, stack)
+            refused = await client.call_tool("recall", {"query": "deploy", "limit": 500})
+            assert refused.is_error
+            told_like_hafiza(refused.content[0].text, "recall", "limit", "expected at most 20, got 500")
+            assert not (await client.call_tool("recall", {"query": "deploy"})).is_error
+
+    with server(tmp_path) as (url, _, _):
+        anyio.run(main, url)
