@@ -2,10 +2,15 @@
 
 The SDK answers a call that fails a tool's schema with pydantic's own report: ~250 characters an error,
 a model named like `rememberArguments`, a link to pydantic's docs each. Agents acted poorly on it and
-users read it in transcripts; this says which argument, what was given and what is expected.
+users read it in transcripts; this says which argument, what was given and what is expected. An argument the
+tool does not have at all is refused the same way (pydantic would drop it without a word).
 """
 
+import difflib
 import json
+from collections.abc import Iterable
+
+from hafiza.vault.format.text import inline
 
 SHOWN = 40  # characters of a given value quoted back: enough to recognise it, never a pasted document
 
@@ -62,3 +67,17 @@ def shown(value) -> str:
         return text
     unit = "characters" if isinstance(value, str) else "items"
     return text[:SHOWN] + "…" + (f" ({len(value):,} {unit})" if isinstance(value, (str, list, dict)) else "")
+
+
+def strangers(tool: str, given: Iterable[str], accepted: list[str]) -> list[tuple[str, str]]:
+    """(name, what is wrong) for each argument `given` that `tool` does not have, `accepted` being the names it
+    has: the nearest of them when one is close (`tag` for `tags`), and all of them, so the agent can retry."""
+    names = f"(arguments: {', '.join(accepted)})" if accepted else "(it takes none)"
+    found = []
+    for name in given:
+        if name in accepted:
+            continue
+        near = difflib.get_close_matches(name, accepted, n=1)
+        guess = f"; did you mean '{near[0]}'?" if near else ""
+        found.append((inline(name, SHOWN), f"not an argument of {tool}{guess} {names}"))
+    return found

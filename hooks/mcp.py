@@ -3,9 +3,9 @@
 A thin adapter: each tool opens a Vault (actor = the client's name), calls
 one method (a write brings the index and vectors up to date itself) and
 turns a HafizaError into a tool error that names the field at fault; an
-argument that fails a tool's schema comes back in the same form. Reads
-share one Recall (index, embedder, vectors) per server process, so a
-`recall` call costs a search, not a load.
+argument that fails a tool's schema, or that the tool does not have, comes
+back in the same form. Reads share one Recall (index, embedder, vectors)
+per server process, so a `recall` call costs a search, not a load.
 Only this module imports the MCP SDK, and only `hafiza mcp` imports it.
 """
 
@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from hafiza.hooks.arguments import faults
+from hafiza.hooks.arguments import faults, strangers
 from hafiza.hooks.render import labels, shown_text
 from hafiza.indexer.config import Settings
 from hafiza.indexer.config import settings as read_settings
@@ -258,19 +258,52 @@ def _refused_arguments(exc: ToolError) -> str | None:
     if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
         return None
     prefix = str(exc).removesuffix(str(cause))  # "Error executing tool <name>: ", as a HafizaError gets
-    return prefix + "\n".join(_fault(field, problem) for field, problem in faults(cause.errors()))
+    return _told(prefix, faults(cause.errors()))
+
+
+def _told(prefix: str, found: list[tuple[str, str]]) -> str:
+    """A line per refused argument after the SDK's "Error executing tool <name>: "."""
+    return prefix + "\n".join(_fault(field, problem) for field, problem in found)
 
 
 class Server(MCPServer):
-    """The SDK's server, with one change for every tool: refused arguments read like hafiza's own errors."""
+    """The SDK's server, with two changes for every tool: an argument the tool does not have is refused (the
+    SDK drops it unsaid, so `tag` for `tags` saved a memory without its tags), and refused arguments read like
+    hafiza's own errors."""
+
+    def __init__(self, *args, **kwargs):
+        self._accepted: dict[str, list[str] | None] = {}  # tool -> its argument names; None: it takes any
+        super().__init__(*args, **kwargs)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None):
+        accepted = await self._arguments(name)
+        if accepted is not None and (unknown := strangers(name, arguments, accepted)):
+            raise ToolError(_told(f"Error executing tool {name}: ", unknown))  # before the tool runs: nothing written
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if (text := _refused_arguments(exc)) is None:
                 raise
             raise ToolError(text) from exc.__cause__  # the SDK logs the bad fields' names from the cause
+
+    async def _arguments(self, name: str) -> list[str] | None:
+        """The argument names tool `name` publishes in its input schema (the SDK's own `list_tools`, read
+        once), or None when it takes other keys too (`additionalProperties`) or is no tool (the SDK says so)."""
+        if name not in self._accepted:
+            for tool in await self.list_tools():
+                schema = tool.input_schema
+                self._accepted[tool.name] = None if schema.get("additionalProperties") else list(
+                    schema.get("properties", {}))
+            self._accepted.setdefault(name, None)  # no such tool: the SDK's "Unknown tool", not listed again
+        return self._accepted[name]
+
+    def add_tool(self, *args, **kwargs) -> None:
+        self._accepted.clear()  # read again on the next call, with the new tool's
+        super().add_tool(*args, **kwargs)
+
+    def remove_tool(self, name: str) -> None:
+        self._accepted.clear()
+        super().remove_tool(name)
 
 
 def client_name(ctx: Context | None) -> str:

@@ -12,12 +12,13 @@ import time
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import Implementation
 from pydantic import BaseModel, ValidationError
 
 from conftest import git_subjects, run_cli
 from hafiza.hooks.arguments import faults
-from hafiza.hooks.mcp import create_server
+from hafiza.hooks.mcp import Server, create_server
 from hafiza.indexer.recall import Recall
 from hafiza.indexer.refresh import refresh_all
 from hafiza.vault import episodes
@@ -216,6 +217,71 @@ def test_an_error_type_not_listed_is_told_in_pydantic_s_own_line():
         Arguments(since="soon")
     assert faults(refused.value.errors()) == [("since", 'should be a valid date or datetime, input is too short, '
                                                         'got "soon"')]
+
+
+# Arguments a tool does not have: (tool, arguments, the one named, what it says there).
+UNKNOWN = [
+    ("remember", {"text": "A note.", "tag": ["deploy"]}, "tag",
+     "not an argument of remember; did you mean 'tags'? (arguments: text, title, type, tags, aliases, scope, "
+     "supersedes, claims, to)"),
+    ("remember", {"text": "A note.", "supersede": ["kept"]}, "supersede", "did you mean 'supersedes'?"),
+    ("recall", {"query": "deploy", "max_results": 3}, "max_results",
+     "not an argument of recall (arguments: query, limit, scope)"),  # nothing near: no guess
+    ("mark_used", {"id": "kept"}, "id", "did you mean 'ids'?"),
+    ("profile", {"project": "billing"}, "project", "not an argument of profile (it takes none)"),
+    ("get", {"id": "kept", "ctx": {}}, "ctx", "(arguments: id)"),  # the SDK's own parameter is none of the agent's
+    ("list", {"k" * 5000: 1}, "k" * 39 + "…", "not an argument of list"),  # a name is cut short too
+]
+
+
+def test_an_argument_the_tool_does_not_have_is_refused_and_nothing_is_written(vault):
+    """The SDK drops an argument a tool does not have without a word, so `tag` for `tags` saved the memory
+    without its tags. Every tool refuses it before anything runs, in the form of the other argument errors,
+    with the nearest name it has (a call with a fault of the schema's too is refused for the unknown one)."""
+    vault.remember("A memory that stays.", id="kept")
+    before, files = git_subjects(vault.root), memory_files(vault.root)
+
+    async def main():
+        async with stdio(vault.root) as client:
+            for tool, args, field, said in UNKNOWN:
+                told_like_hafiza(await error(client, tool, **args), tool, field, said)
+            two = await error(client, "recall", query="deploy", Limit=3, scop="all")
+            names = "(arguments: query, limit, scope)"
+            assert two.splitlines() == [
+                f"Error executing tool recall: error in field 'Limit': not an argument of recall; did you mean "
+                f"'limit'? {names}",
+                f"error in field 'scop': not an argument of recall; did you mean 'scope'? {names}"]
+            assert "'tga'" in await error(client, "remember", text="   ", tga=["x"])  # before hafiza's own check
+            assert "'tga'" in await error(client, "remember", tga=["x"])  # and before the schema's
+
+    anyio.run(main)
+    assert git_subjects(vault.root) == before and memory_files(vault.root) == files
+    assert usage.pending(vault.sidecar) == {}  # mark_used with `id` recorded nothing either
+
+
+def test_a_tool_that_takes_any_keys_is_not_refused_and_a_tool_added_later_is_known():
+    """The names come from each tool's published input schema; one that allows other keys
+    (`additionalProperties`, none of hafiza's own) is not held to its listed names."""
+    def echo(text: str) -> str:
+        return text
+
+    def shout(text: str) -> str:
+        return text.upper()
+
+    tool = Tool.from_function(echo, name="open")
+    hand_built = tool.model_copy(update={"parameters": {**tool.parameters, "additionalProperties": True}})
+    server = Server("test", tools=[hand_built])
+    server.add_tool(echo)
+
+    async def main():
+        async with Client(server) as client:
+            assert "'txt'" in await error(client, "echo", txt="hi")
+            assert not (await client.call_tool("open", {"text": "hi", "txt": "hi"})).is_error
+            server.add_tool(shout)  # read again: its arguments are known on its first call
+            assert not (await client.call_tool("shout", {"text": "hi"})).is_error
+            assert "did you mean 'text'?" in await error(client, "shout", texts="hi")
+
+    anyio.run(main)
 
 
 def test_two_agents_writing_at_the_same_time_both_land(vault):

@@ -117,13 +117,18 @@ def test_a_client_gone_mid_body_is_one_line_in_the_log(tmp_path, tokens):
 
 
 def test_bad_arguments_read_the_same_on_the_shared_server(tmp_path, tokens):
-    """Each user's server is `create_server`'s, so a refused argument is told as over stdio (test_mcp)."""
+    """Each user's server is `create_server`'s, so a refused argument, or one the tool does not have, is told
+    as over stdio (test_mcp) and writes nothing."""
     async def main(url):
         async with contextlib.AsyncExitStack() as stack:
             (client,) = await open_sessions(url, tokens["alice"], 1, stack)
             refused = await client.call_tool("recall", {"query": "deploy", "limit": 500})
             assert refused.is_error
             told_like_hafiza(refused.content[0].text, "recall", "limit", "expected at most 20, got 500")
+            unknown = await client.call_tool("remember", {"text": "Deploys go out on Tuesdays.", "tag": ["deploy"]})
+            assert unknown.is_error
+            told_like_hafiza(unknown.content[0].text, "remember", "tag", "did you mean 'tags'?")
+            assert (await client.call_tool("list", {})).structured_content["total"] == 0  # nothing was saved
             assert not (await client.call_tool("recall", {"query": "deploy"})).is_error
 
     with server(tmp_path) as (url, _, _):
