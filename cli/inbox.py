@@ -84,31 +84,37 @@ def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
                 "were filed without it (`hafiza inbox file SESSION --model ...` reads one again)")
 
 
-def _decide(ctx, numbers, accept, why=None):
+def _decide(ctx, numbers, accept, why=None, as_json=False):
     from hafiza.skills.capture import decide
 
-    results = decide(open_vault(ctx), numbers, accept, why)
-    for p, result in results:
-        done = "accepted as " + result[:10] if len(result) == 40 else result
-        print(f"  {p.commit.subject.removeprefix('hafiza: capture ')}: {done}")
-    if accept and any(len(r) != 40 for _, r in results):
+    decided = decide(open_vault(ctx), numbers, accept, why)
+    if as_json:  # review accept's shape, with the inbox's number and branch and the commit on main
+        emit([{"number": d.number, "branch": d.branch, "action": d.proposal.action, "memories": d.proposal.ids,
+               "result": d.result, "commit": d.commit} for d in decided])
+        return
+    for d in decided:
+        done = "accepted as " + d.result[:10] if d.commit and accept else d.result
+        print(f"  {d.proposal.commit.subject.removeprefix('hafiza: capture ')}: {done}")
+    if accept and any(d.commit is None for d in decided):
         raise HafizaError("some proposals were not applied (listed above); they stay in the inbox")
 
 
 @inbox.command(
     arg("numbers", nargs="*", type=int),
+    flag("--json", "as_json", help="Print each item's number, branch, memories, result and commit as JSON."),
     name="accept",
 )
-def accept(ctx, numbers):
+def accept(ctx, numbers, as_json):
     """Turn proposals NUMBERS (as `hafiza inbox` lists them; default: all) into memories, one commit each."""
-    _decide(ctx, numbers, True)
+    _decide(ctx, numbers, True, as_json=as_json)
 
 
 @inbox.command(
     arg("numbers", nargs="*", type=int),
     arg("--why", help="Why, kept with the ruling."),
+    flag("--json", "as_json", help="Print each item's number, branch, memories and the ruling's commit as JSON."),
     name="reject",
 )
-def reject(ctx, numbers, why):
+def reject(ctx, numbers, why, as_json):
     """Drop proposals NUMBERS (default: all) and record a ruling, so they are never proposed again."""
-    _decide(ctx, numbers, False, why)
+    _decide(ctx, numbers, False, why, as_json)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from hafiza.indexer.search import query_terms
 from hafiza.vault.format import model
 from hafiza.vault.format.inputs import inherit_aliases
-from hafiza.vault.review import Action, Review
+from hafiza.vault.review import Action, Proposal, Review
 from hafiza.vault.guard.secrets import held_secret
 from hafiza.vault.format.text import fold_text
 
@@ -165,8 +165,19 @@ def numbered(vault) -> dict[int, tuple[object, object]]:
     return out
 
 
-def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[object, str]]:
-    """Accept or reject inbox items `numbers` (all when empty): (proposal, new sha, 'rejected' or why not)."""
+class Decision(NamedTuple):
+    """One inbox item decided."""
+
+    number: int          # as `hafiza inbox` listed it
+    branch: str          # the capture branch it was proposed on
+    proposal: Proposal   # numbered on its branch
+    result: str          # the sha it landed as, 'rejected', or why it was not applied
+    commit: str | None   # the commit on main: the accepted item's, or its branch's ruling; None when not applied
+
+
+def decide(vault, numbers, accept: bool, why: str | None = None) -> list[Decision]:
+    """Accept or reject inbox items `numbers` (all when empty). Each is its own commit when accepted; the items
+    rejected of one branch share a commit, the ruling (one a branch)."""
     from hafiza.vault.errors import HafizaError
 
     items = numbered(vault)
@@ -177,12 +188,14 @@ def decide(vault, numbers, accept: bool, why: str | None = None) -> list[tuple[o
                           else "the inbox is empty", field="number")
     review, out = Review(vault), []
     for branch in dict.fromkeys(items[n][0].name for n in wanted):
-        only = [items[n][1].number for n in wanted if items[n][0].name == branch]
+        # A proposal's number on its branch -> its number in the inbox
+        inbox_number = {items[n][1].number: n for n in wanted if items[n][0].name == branch}
         current = review.branch(branch)
         if accept:
-            out += review.accept(current, only)
+            done = [(p, r, r if len(r) == 40 else None) for p, r in review.accept(current, list(inbox_number))]
         else:
-            out += [(p, "rejected") for p in review.reject(current, only, why)]
+            done = [(p, "rejected", vault.last_commit) for p in review.reject(current, list(inbox_number), why)]
+        out += [Decision(inbox_number[p.number], branch, p, result, commit) for p, result, commit in done]
     return out
 
 

@@ -66,12 +66,14 @@ def test_statements_are_proposed_on_a_capture_branch_and_main_is_untouched(vault
 def test_accept_and_reject_and_a_rejected_statement_is_not_proposed_again(vault):
     said = turns("Never push to main on Fridays.", "I prefer small commits with one change each.")
     branch = capture.file(vault, said).branch
-    [(_, sha)] = capture.decide(vault, [2], accept=True)
-    assert len(sha) == 40
+    [accepted] = capture.decide(vault, [2], accept=True)
+    assert (accepted.number, accepted.branch, accepted.result) == (2, branch, accepted.commit)
+    assert accepted.commit == vault.git.head()
     memory = vault.get("i-prefer-small-commits-with-one-change-each")
     assert (memory.type, memory.source) == ("preference", "session:s-1")
-    [(_, outcome)] = capture.decide(vault, [], accept=False, why="not a rule")
-    assert outcome == "rejected" and capture.inbox(vault) == []
+    [rejected] = capture.decide(vault, [], accept=False, why="not a rule")
+    assert (rejected.number, rejected.result, rejected.commit) == (1, "rejected", vault.git.head())
+    assert capture.inbox(vault) == []
     assert git_subjects(vault.root)[:2] == [f"hafiza: reject 1 proposal(s) of {branch}",
                                             "hafiza: capture i-prefer-small-commits-with-one-change-each"]
     again = capture.file(vault, said, recall=Recall(vault.root))  # one ruled out, one already a memory
@@ -99,6 +101,28 @@ def test_auto_accepts_the_explicit_statements(vault):
     assert len(report.accepted) == 2 and capture.inbox(vault) == []
     assert git_subjects(vault.root)[:2] == ["hafiza: capture asla-main-e-dogrudan-push-etme",
                                             "hafiza: capture bundan-sonra-testleri-pnpm-ile-calistir"]
+
+
+def two_branches(vault) -> tuple[str, str]:
+    """Two capture branches of two proposals each: inbox items 1-2 and 3-4."""
+    first = capture.file(vault, turns("Never push to main on Fridays.", "I prefer small commits, one change each."))
+    second = capture.file(vault, turns("Always run the linter before pushing.", "From now on use pnpm, not npm.",
+                                       session="s-2"))
+    assert first.branch != second.branch
+    return first.branch, second.branch
+
+
+def test_decisions_carry_the_inbox_numbers_and_a_ruling_commit_per_branch(vault):
+    first, second = two_branches(vault)
+    rejected = capture.decide(vault, [1, 3, 4], accept=False, why="not now")
+    assert [(d.number, d.branch, d.proposal.number, d.result) for d in rejected] == [
+        (1, first, 1, "rejected"), (3, second, 1, "rejected"), (4, second, 2, "rejected")]
+    rulings = [c.sha for c in vault.git.log(2)]  # one commit a branch: the newest is the second branch's
+    assert [d.commit for d in rejected] == [rulings[1], rulings[0], rulings[0]]
+    assert git_subjects(vault.root)[:2] == [f"hafiza: reject 2 proposal(s) of {second}",
+                                            f"hafiza: reject 1 proposal(s) of {first}"]
+    [left] = capture.decide(vault, [], accept=True)
+    assert (left.number, left.branch, left.commit) == (2, first, vault.git.head())
 
 
 def test_a_statement_holding_a_secret_is_never_proposed(vault):
@@ -136,6 +160,31 @@ def test_inbox_commands(vault, home):  # noqa: F811
     assert missing.returncode == 1 and missing.stderr.strip() == "Error: the inbox has no item 1; it has 3"
     assert run_cli("inbox", "file").stdout.startswith("0 session(s): 0 proposed")
     assert "Usage: hafiza inbox file" in run_cli("inbox", "file", "--help").stdout
+
+
+def test_inbox_accept_and_reject_json_name_each_item_as_listed_and_its_commit(vault):
+    first, second = two_branches(vault)
+    listed = {p["number"]: p for p in json.loads(run_cli("inbox", "--json").stdout)}
+    accepted = json.loads(run_cli("inbox", "accept", "2", "3", "--json").stdout)
+    shas = [c.sha for c in vault.git.log(2)][::-1]  # one commit each, in the order decided
+    assert accepted == [
+        {"number": 2, "branch": first, "action": "capture", "memories": listed[2]["memories"],
+         "result": shas[0], "commit": shas[0]},
+        {"number": 3, "branch": second, "action": "capture", "memories": listed[3]["memories"],
+         "result": shas[1], "commit": shas[1]}]
+    assert all(vault.get(item["memories"][0]).status == "active" for item in accepted)
+    rejected = json.loads(run_cli("inbox", "reject", "--why", "not now", "--json").stdout)
+    rulings = [c.sha for c in vault.git.log(2)][::-1]  # a ruling a branch
+    assert rejected == [
+        {"number": 1, "branch": first, "action": "capture", "memories": listed[1]["memories"],
+         "result": "rejected", "commit": rulings[0]},
+        {"number": 4, "branch": second, "action": "capture", "memories": listed[4]["memories"],
+         "result": "rejected", "commit": rulings[1]}]
+    assert json.loads(run_cli("inbox", "--json").stdout) == []
+    before = vault.git.head()
+    missing = run_cli("inbox", "reject", "1", "--json", check=False)  # a failure: one Error line, stdout empty
+    assert (missing.returncode, missing.stdout, missing.stderr) == (1, "", "Error: the inbox is empty\n")
+    assert vault.git.head() == before
 
 
 def test_a_growing_session_is_filed_from_where_it_stopped(vault, home):  # noqa: F811
@@ -199,7 +248,8 @@ def test_a_model_nominates_what_the_user_said_without_a_cue_and_it_waits_in_the_
     assert trailers["Hafiza-Confidence"] == "0.90" and "model-nominated" in trailers["Hafiza-Guards"]
     assert trailers["Hafiza-Reason"].startswith("a model read it in the user's words")
     assert "that bit us twice" in trailers["Hafiza-Evidence"]
-    [(_, sha)] = capture.decide(vault, [3], accept=True)  # item 1, accepted by --auto, keeps its number
+    [accepted] = capture.decide(vault, [3], accept=True)  # item 1, accepted by --auto, keeps its number
+    assert accepted.number == 3 and accepted.proposal.ids == ["billing-runs-in-the-eu-west-1-account"]
     assert vault.get("billing-runs-in-the-eu-west-1-account").source == "session:s-2"
 
 

@@ -266,8 +266,8 @@ def test_capture_proposes_a_fact_change_into_the_inbox(acme):
     [(_, proposal)] = capture.inbox(acme)
     assert proposal.commit.subject == "hafiza: capture fact acme-a-s: based in = Bursa (was Ankara)"
     assert "Acme artık Bursa'da." in proposal.to_json()["evidence"]
-    [(_, sha)] = capture.decide(acme, [1], accept=True)
-    assert len(sha) == 40
+    [accepted] = capture.decide(acme, [1], accept=True)
+    assert accepted.commit == accepted.result == acme.git.head()
     entries = facts.find(acme.root, "acme").attribute("based in").entries
     assert [(e.value, e.since, e.until) for e in entries][:2] == [("Bursa", "2026-11-30", None),
                                                                  ("Ankara", "2026-11-20", "2026-11-30")]
