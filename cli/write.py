@@ -237,13 +237,14 @@ def used(ctx, memory_ids, session, as_json):
     commits the counts."""
     from hafiza.vault.sync.teams import PERSONAL, by_owner, readable
 
-    owners = by_owner(ctx.root, readable(Path(ctx.settings.config)), memory_ids)
+    owners = by_owner(ctx.root, readable(Path(ctx.settings.config)), memory_ids)  # each id once
+    recorded = []
     for name, ids in owners.items():
-        open_vault(ctx, to=None if name == PERSONAL else name).record_use(ids, session)
+        recorded += open_vault(ctx, to=None if name == PERSONAL else name).record_use(ids, session)
     if as_json:
-        emit({"recorded": [i for ids in owners.values() for i in ids], "vaults": owners})
-    else:
-        print(f"recorded use of {len(memory_ids)} memor{'y' if len(memory_ids) == 1 else 'ies'}")
+        emit({"recorded": recorded, "vaults": owners})
+    else:  # what was recorded, not what was typed: `used a a` is one use of one memory
+        print(f"recorded use of {len(recorded)} memor{'y' if len(recorded) == 1 else 'ies'}")
 
 
 @cli.command(

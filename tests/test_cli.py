@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git_head, git_subjects, run_cli
+from hafiza.vault.store import usage
 from hafiza.vault.store.vault import Vault
 
 
@@ -699,8 +700,10 @@ def test_doctor_reports_a_held_lock_and_hand_edits(listed):
 
 def test_fold_and_used_through_the_cli(listed):
     assert run_cli("used", "pnpm", "deploy").stdout.strip() == "recorded use of 2 memories"
+    assert run_cli("used", "deploy", "deploy").stdout.strip() == "recorded use of 1 memory"  # each id once
+    assert usage.pending(listed.sidecar)["deploy"].used == 2
     assert run_cli("fold").stdout.strip() == "folded usage of 2 memories"
-    assert Vault(listed.root).get("deploy").used == 1
+    assert Vault(listed.root).get("deploy").used == 2
 
 
 # ---- what click drew for us: colour and progress, on a terminal only
