@@ -416,7 +416,8 @@ class Memories:
         conventions, tools, people or past decisions, and before repeating work that may have been done or
         failed before. Returns nothing when nothing is relevant. When a result actually helps, call
         `mark_used` with its id."""
-        from hafiza.indexer.recall import FLOOR
+        from hafiza.indexer.gate import keyword_query
+        from hafiza.indexer.recall import AGENT_SEARCH_FLOOR, FLOOR
         from hafiza.indexer.schema import split_field
 
         where = (scope or "").strip().removeprefix("project:")
@@ -424,7 +425,8 @@ class Memories:
         with tool_errors(), self._lock:
             if not query.strip():
                 raise HafizaError("the query is empty", field="query")
-            hits = self._reader().search(query, limit=limit, mode=self._mode, floor=FLOOR, **options)
+            floor = AGENT_SEARCH_FLOOR if keyword_query(query) else FLOOR  # a few words: a search
+            hits = self._reader().search(query, limit=limit, mode=self._mode, floor=floor, **options)
         log_shown(self.root, hits, {name: str(self._root_of(name)) for name in (PERSONAL, *self.teams)})
         return RecallResult(query=query, mode=self._mode, hits=[
             RecallHit(id=h.id, title=inline(h.title), type=h.type, status=h.status, scope=h.scope,

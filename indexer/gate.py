@@ -49,12 +49,24 @@ def silence_reason(prompt: str | None) -> str | None:
 _GENERAL = re.compile(
     r"\b(?:in general|generally|generally speaking|conceptually|in theory|general question"
     r"|genel olarak|genel anlamda|genel bir soru|kavramsal(?: olarak)?|teoride|teorik olarak"
-    r"|difference between|differ(?:s)? from|aras[ıi]ndaki fark|fark[ıi] ne(?:dir)?|how does .{1,40}? work"
+    r"|difference between|differ(?:s)? from|aras[ıi]ndaki fark\w*|fark[ıi]n?[ıi]? (?:ne(?:dir)?|anlat\w*|a[çc][ıi]kla\w*)"
+    r"|genel bir kar[şs][ıi]la[şs]t[ıi]rma\w*|how does .{1,40}? work"
     r"|nas[ıi]l [çc]al[ıi][şs][ıi]r)\b",
     re.IGNORECASE)
 # "we" in a Turkish verb too: "kullanıyoruz", "koyuyor muyuz", "yapmalıyız".
 _OURS = re.compile(r"\b(?:our|ours|we|us|here|burada|biz|bizim|bizde|bizdeki|bize|ekibimiz\w*"
                    r"|\w+yor(?:uz| muyuz)|\w+(?:mal[ıi]y[ıi]z|meliyiz))\b", re.IGNORECASE)
+
+
+def keyword_query(query: str) -> bool:
+    """Whether `query` is a few words naming a subject ("deploy", "redis cache ttl", "paket yöneticisi") rather
+    than a sentence: no word of it is a stop word. An agent's query of that form (MCP `recall`) is a search, as
+    `hafiza search` is; held to the hook's floor, one word found in many memories ("deploy") found nothing."""
+    words = [terms(word)[:1] for word in query.split()]  # each word whole: "on-call", not "on" and "call"
+    return 0 < len(words) <= KEYWORD_QUERY_WORDS and all(word and informative(word) for word in words)
+
+
+KEYWORD_QUERY_WORDS = 4
 
 
 def general_question(prompt: str) -> bool:

@@ -133,6 +133,9 @@ FLOOR = Floor()
 # `hafiza search`: any keyword match counts (a person typed the words on purpose), but a
 # meaning-only neighbour must still beat the background, or unrelated queries list noise.
 SEARCH_FLOOR = Floor(idf=0.0, relative=0.0, background_idf=0.0, general_idf=0.0, general_margin=0.0)
+# An agent's search (MCP `recall` with a few words, gate.keyword_query): the same, but what is far below the best
+# is left out, as the hooks leave it out; a person scans a long list, an agent pays for every line of it.
+AGENT_SEARCH_FLOOR = SEARCH_FLOOR._replace(relative=FLOOR.relative)
 
 
 class Scope(NamedTuple):

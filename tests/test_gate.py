@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from hafiza.indexer.gate import MIN_CHARS, general_question, silence_reason
+from hafiza.indexer.gate import MIN_CHARS, general_question, keyword_query, silence_reason
 from test_hooks import context_of, hook
 
 LONG_PASTE = "The staging deploy log follows. " + "step ok; " * 400  # ~3,600 characters
@@ -94,6 +94,10 @@ def test_real_questions_are_not_silent(prompt):
     ("genel bir soru: mikroservis mi monolit mi?", True),
     ("git rebase ile merge farkı nedir", True),
     ("list ile tuple farki ne", True),
+    ("git rebase ile merge arasındaki farkı anlatır mısın?", True),  # the ending on "fark" (issue 34, round five)
+    ("git rebase ile merge farkını açıklar mısın", True),
+    ("Grafana ile Kibana'nın genel bir karşılaştırmasını yapar mısın?", True),
+    ("staging ile prod farkını anlatır mısın, bizde hangisi önce?", False),
     ("site ile santral farki neydi, kodda hangi isimleri kullaniyoruz", False),  # "we use" as a Turkish verb
     ("SEV1 ile SEV2 arasındaki fark neydi bizde?", False),          # about the team: "bizde"
     ("how does our deploy pipeline work?", False),                    # "our"
@@ -103,6 +107,17 @@ def test_real_questions_are_not_silent(prompt):
 ])
 def test_a_question_about_something_in_general_is_told_from_one_about_the_team(prompt, general):
     assert general_question(prompt) is general
+
+
+@pytest.mark.parametrize("query, keywords", [
+    ("deploy", True), ("on-call", True), ("redis cache ttl", True), ("paket yöneticisi", True),
+    ("Deploy Rules Billing", True),
+    ("thanks, that fixed it", False), ("how to deploy", False), ("what pytest flags do I like?", False),
+    ("deploy rules billing main now", False),  # five words: a sentence, whatever its words
+    ("", False), ("   ", False),
+])
+def test_a_few_words_naming_a_subject_are_a_keyword_query(query, keywords):
+    assert keyword_query(query) is keywords
 
 
 def test_json_mentioned_deep_inside_a_long_paste_does_not_silence_the_question():

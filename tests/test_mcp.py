@@ -392,6 +392,25 @@ def test_bad_input_is_a_tool_error_naming_the_field_and_nothing_is_written(vault
     assert usage.pending(vault.sidecar) == {}  # not even a use was logged for the half-valid mark_used
 
 
+def test_a_query_of_a_few_words_is_a_search_and_a_sentence_is_held_to_the_hooks_floor(vault):
+    # "deploy" is in every one of these memories: one word found in many is less evidence than the hooks' floor
+    # asks of a prompt, and the agent that asked for the subject got nothing (a new user's trial, issue 34).
+    for n, where in enumerate(("billing", "search", "gateway", "reports", "mobile")):
+        vault.remember(f"Deploy {where} from main only; the {where} pipeline runs the smoke tests first.",
+                       id=f"deploy-{where}", title=f"Deploy {where}")
+    vault.remember("Flaky e2e tests are usually the seed data; re-run `make seed` and they are fixed.", id="flaky")
+
+    async def main():
+        async with inproc(vault.root) as client:
+            found = [h["id"] for h in (await ok(client, "recall", query="deploy"))["hits"]]
+            assert len(found) == 5 and all(i.startswith("deploy-") for i in found)
+            assert (await ok(client, "recall", query="deploy billing"))["hits"][0]["id"] == "deploy-billing"
+            assert (await ok(client, "recall", query="thanks, that fixed it"))["hits"] == []
+            assert (await ok(client, "recall", query="ok, I will deploy it later"))["hits"] == []
+
+    anyio.run(main)
+
+
 def test_mark_used_raises_usefulness(vault):
     memory = vault.remember("Run the gateway load test with k6 before each release.", title="Gateway k6 load test")
     usage.append(vault.sidecar, "shown", [memory.id] * 5)  # enough impressions for usefulness to count
