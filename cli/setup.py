@@ -12,7 +12,8 @@ from .args import UsageError, arg, flag, folder
 CLIENT = arg("client", choices=CLIENTS, help="claude-code, codex, gemini, cursor, goose or opencode.")
 SCOPE = arg("--scope", choices=("user", "project"), default="user",
             help="Your own config files, or the current project's (they hold this machine's paths).")
-DRY_RUN = flag("--dry-run", help="Print the diff of every file it would change; write nothing.")
+DRY_RUN = flag("--dry-run", help="Print the diff of every file it would change, and what it would create, update "
+                                 "or remove; write nothing.")
 
 
 @cli.command(
@@ -51,7 +52,8 @@ def uninstall(ctx, client, scope, dry_run, plugin_dir):
     """Remove what `hafiza install CLIENT` added, and nothing else.
 
     A file that only changed by the install comes back byte for byte (from its
-    backup); a file the install created is deleted.
+    backup); a file the install created is deleted, and so is a folder it created
+    once nothing else is in it.
     """
     from hafiza.hooks.install import Options, apply, plan_uninstall
 
@@ -68,14 +70,21 @@ def _explicit_vault(ctx):
 
 
 def _report(plan, dry_run: bool, apply) -> None:
-    if not plan.changes:
+    """A line per file (and folder): created, updated, removed, restored or unchanged; under --dry-run, the
+    diff and what would be done, since nothing is."""
+    if plan.empty:
+        for line in plan.lines(dry_run):
+            print(line)
         print(f"{plan.client}: nothing to change ({'already installed' if plan.action == 'install' else 'nothing of hafiza found'}).")
     elif dry_run:
         print(plan.diff(), end="")
-        print(f"dry run: {len(plan.changes)} file(s) would change; nothing was written.")
+        for line in plan.lines(dry_run):
+            print(line)
+        print("dry run: nothing was written.")
     else:
-        for path in apply(plan):
-            print(f"{'updated' if path.exists() else 'removed'} {path}")
-    if plan.changes or plan.action == "install":
+        apply(plan)
+        for line in plan.lines(dry_run):
+            print(line)
+    if not plan.empty or plan.action == "install":
         for note in plan.notes:
             print(f"\n{note}")

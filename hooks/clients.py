@@ -205,7 +205,8 @@ def _claude_plugin(o, t: _Targets, folder: Path, install: bool) -> None:
              folder / "hooks" / "hooks.json": json.dumps(hooks, indent=2) + "\n",
              folder / ".mcp.json": json.dumps(mcp, indent=2) + "\n"}
     for path, content in files.items():
-        t.owned(path, content if install else None, '"hafiza', prune=(path.parent, folder))
+        # Its sub-folders are the plugin's by name; the folder itself goes only if install made it (folders.py).
+        t.owned(path, content if install else None, '"hafiza', prune=(path.parent,) if path.parent != folder else ())
 
 
 def _codex(o, t: _Targets, notes: list[str], install: bool) -> None:
@@ -263,7 +264,7 @@ def _cursor(o, t: _Targets, notes: list[str], install: bool) -> None:
         t.json(base / "mcp.json", lambda d, p: place_server(d, "mcpServers", SERVER, spec, p))
         if o.scope == "project":
             rule = base / "rules" / "hafiza.mdc"
-            t.owned(rule, CURSOR_RULE if install else None, "hafiza install cursor", prune=(rule.parent,))
+            t.owned(rule, CURSOR_RULE if install else None, "hafiza install cursor")
     if install:
         notes.append(CURSOR_LIMIT)
         if o.mcp and o.scope == "user":
@@ -308,8 +309,7 @@ def _opencode(o, t: _Targets, notes: list[str], install: bool) -> None:
         t.json(path, lambda d, p: place_server(d, "mcp", SERVER, spec, p))
     if o.hooks:
         folder = base / "plugins" if o.scope == "user" else base / ".opencode" / "plugins"
-        t.owned(folder / "hafiza.ts", opencode_plugin(o) if install else None, "hafiza install opencode",
-                prune=(folder,))
+        t.owned(folder / "hafiza.ts", opencode_plugin(o) if install else None, "hafiza install opencode")
         if install:
             notes.append("Restart opencode to load the plugin; it adds recalled memories to each prompt as a "
                          "synthetic message part.")

@@ -7,7 +7,8 @@ every write is atomic. Install is idempotent (a second run changes nothing);
 uninstall removes exactly what install added, which it finds by a marker:
 hook commands run hooks/hafiza_hook.py (`python -m hafiza.hooks` in installs
 before 0.2: clients.MARKS), the server is named `hafiza`, whole files hafiza
-owns carry a line naming the installer.
+owns carry a line naming the installer. The folders install made are recorded
+(folders.py), and uninstall removes those it leaves empty.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from hafiza.vault.files import atomic_write
 
-from . import clients
+from . import clients, folders
 from .configs import ConfigError, parse_json
 from .payload import client_name
 
@@ -44,6 +45,7 @@ class Options:
     config_home: Path | None = None        # $XDG_CONFIG_HOME (goose, opencode)
     project: Path | None = None
     plugin_dir: Path | None = None         # claude-code: also write a plugin folder here
+    record: Path | None = None             # the folders install made ($XDG_DATA_HOME/hafiza/installed.json)
 
 
 @dataclass
@@ -54,8 +56,14 @@ class Change:
     before: str | None
     after: str | None
     mode: int | None = None
-    prune: tuple[Path, ...] = ()           # folders to remove if deleting this file leaves them empty
+    prune: tuple[Path, ...] = ()           # hafiza's own folders, removed if deleting this file empties them
     backup: bool = True                    # whole files hafiza owns need no backup
+    verb: str = ""                         # created | updated | removed | restored (default: from before/after)
+    why: str = ""                          # said after the path
+
+    def __post_init__(self) -> None:
+        if not self.verb:
+            self.verb = "created" if self.before is None else "removed" if self.after is None else "updated"
 
     def diff(self) -> str:
         old = (self.before or "").splitlines(keepends=True)
@@ -66,6 +74,11 @@ class Change:
                        for line in lines)
 
 
+# What a dry run says for each verb: nothing is done, so nothing is said in the past tense.
+WOULD = {"created": "would create", "updated": "would update", "removed": "would remove",
+         "restored": "would restore", "unchanged": "unchanged"}
+
+
 @dataclass
 class Plan:
     client: str
@@ -73,9 +86,27 @@ class Plan:
     changes: list[Change] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     drop_backups: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)   # install: files already as they should be
+    folders: list[Path] = field(default_factory=list)     # uninstall: folders to remove, deepest first
+    record: Path | None = None
 
     def diff(self) -> str:
         return "".join(change.diff() for change in self.changes)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to write or remove."""
+        return not (self.changes or self.drop_backups or self.folders)
+
+    def lines(self, dry_run: bool) -> list[str]:
+        """A line per file and folder: what `apply` did to it, or with `dry_run` what it would do."""
+        steps = [(c.verb, str(c.path), c.why) for c in self.changes]
+        steps += [("removed", str(b), "the pre-install copy") for b in self.drop_backups]
+        steps += [("removed", f"{folder}{os.sep}", "install created it, and nothing else is in it")
+                  for folder in self.folders]
+        steps += [("unchanged", str(p), "") for p in self.unchanged]
+        return [f"{WOULD[verb] if dry_run else verb} {path}" + (f" ({why})" if why else "")
+                for verb, path, why in steps]
 
 
 def interpreter() -> str:
@@ -110,9 +141,13 @@ def resolve(options: Options) -> Options:
         raise ConfigError(f"unknown scope {options.scope!r}; use user or project")
     home = Path(options.home or Path.home())
     config_home = options.config_home or Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    data_home = os.environ.get("XDG_DATA_HOME") or ""
+    if not os.path.isabs(data_home):  # relative: ignored, as the XDG spec says (vault/format/paths.py)
+        data_home = str(home / ".local" / "share")
     return replace(options, client=client, home=home, config_home=Path(config_home),
                    python=options.python or interpreter(), project=Path(options.project or project_root()),
-                   vault=Path(options.vault).resolve() if options.vault else None)
+                   vault=Path(options.vault).resolve() if options.vault else None,
+                   record=Path(options.record or Path(data_home) / "hafiza" / folders.RECORD))
 
 
 def project_root(cwd: Path | None = None) -> Path:
@@ -131,12 +166,14 @@ def plan_install(options: Options) -> Plan:
                         f"point into it, so moving or deleting it turns recall off in {o.client} (hooks fail "
                         "open, silently). For everyday use install hafiza as a tool (`pipx install "
                         f"{checkout}`, or from PyPI) and run `hafiza install {o.client}` from there.")
-    plan = Plan(o.client, "install", notes=notes)
+    plan = Plan(o.client, "install", notes=notes, record=o.record)
     for target in targets:
         before = _read(target.path)
         after = target.apply(before)
         if after != before:
             plan.changes.append(Change(target.path, before, after, target.mode, target.prune, target.kind != "owned"))
+        elif before is not None:
+            plan.unchanged.append(target.path)
     return plan
 
 
@@ -144,26 +181,38 @@ def plan_uninstall(options: Options) -> Plan:
     """Every change `hafiza uninstall` would make: hafiza's entries out, everything else as it was."""
     o = replace(resolve(options), hooks=True, mcp=True)
     targets, _ = clients.targets(o, install=False)
-    plan = Plan(o.client, "uninstall", notes=clients.farewell(o))
+    plan = Plan(o.client, "uninstall", notes=clients.farewell(o), record=o.record)
     for target in targets:
         before = _read(target.path)
         after = target.apply(before)
         backup = _backup_path(target.path)
         saved = _read(backup) if target.kind != "owned" else None
+        verb = why = ""
         if saved is not None and _same(target, saved, after):
             after = saved  # nothing else changed since install: the file comes back byte for byte
             plan.drop_backups.append(backup)
+            verb, why = "restored", "as it was before the install, from its backup"
         elif saved is not None:
             # Changed since install (`claude mcp add`, Codex's trust step): hafiza's entries go, the later
             # changes stay, and the pre-install copy would only mislead.
             plan.drop_backups.append(backup)
-            plan.notes.append(f"{target.path} changed since the install; hafiza's entries were removed and "
-                              "everything else kept (its pre-install backup is no longer current and was removed)")
+            why = "only hafiza's entries out: it changed since the install, so the rest stays as it is now"
         elif saved is None and after is not None and target.empty(after):
             after = None  # install created it and only hafiza's entries were in it
         if after != before:
-            plan.changes.append(Change(target.path, before, after, target.mode, target.prune, False))
+            plan.changes.append(Change(target.path, before, after, target.mode, target.prune, False, verb, why))
+    plan.folders = _emptied(plan, targets, o.record)
     return plan
+
+
+def _emptied(plan: Plan, targets: list, record: Path) -> list[Path]:
+    """The folders the uninstall leaves empty that install created (or that are hafiza's own by name: a
+    plugin's), deepest first. A folder that was there before install, or holds anything else, stays."""
+    made = folders.recorded(record)
+    candidates = {folder for target in targets for folder in target.path.parents if folder in made}
+    candidates |= {folder for change in plan.changes if change.after is None for folder in change.prune}
+    gone = {change.path for change in plan.changes if change.after is None} | set(plan.drop_backups)
+    return folders.emptied(candidates, gone)
 
 
 def source_checkout(*paths: str | Path) -> Path | None:
@@ -221,24 +270,42 @@ def _solid(value):
 
 
 def apply(plan: Plan) -> list[Path]:
-    """Write the plan: back up each existing file once, then replace it atomically. Returns the paths written."""
-    written = []
-    for change in plan.changes:
-        path = _real(change.path)
-        if plan.action == "install" and change.backup and change.before is not None:
-            backup = _backup_path(change.path)
-            if not backup.exists():
-                shutil.copy2(path, backup)
-        if change.after is None:
-            path.unlink(missing_ok=True)
-            for folder in change.prune:
-                if folder.is_dir() and not any(folder.iterdir()):
-                    folder.rmdir()
-        else:
-            _write(path, change.after, change.mode)
-        written.append(change.path)
+    """Write the plan: back up each existing file once, then replace it atomically; record the folders an
+    install makes, remove those an uninstall empties. Returns the paths written."""
+    written: list[Path] = []
+    made: list[Path] = []
+    record = plan.record
+    if record and plan.action == "install" and any(
+            folders.missing(_real(c.path).parent) for c in plan.changes if c.after is not None):
+        folders.prepare(record)  # first, so that no folder made for the record is taken for a client's
+    try:
+        for change in plan.changes:
+            path = _real(change.path)
+            if plan.action == "install" and change.backup and change.before is not None:
+                backup = _backup_path(change.path)
+                if not backup.exists():
+                    shutil.copy2(path, backup)
+            if change.after is None:
+                path.unlink(missing_ok=True)
+            else:
+                made += folders.missing(path.parent)  # recorded even if the write fails: mkdir made them
+                _write(path, change.after, change.mode)
+            written.append(change.path)
+    finally:
+        if made and record:
+            folders.add(record, made)
     for backup in plan.drop_backups:
         backup.unlink(missing_ok=True)
+    removed = []
+    for folder in plan.folders:
+        try:
+            folder.rmdir()  # refuses a folder that is not empty: something came into it since the plan
+            removed.append(folder)
+        except OSError:
+            pass
+    plan.folders = removed  # what `lines` reports: the folders that went, not those planned
+    if record and plan.action == "uninstall":
+        folders.forget(record, removed)
     return written
 
 

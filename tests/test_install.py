@@ -63,12 +63,13 @@ def test_second_install_changes_nothing(client):
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_uninstall_removes_the_files_install_created(client):
+def test_uninstall_removes_the_files_and_folders_install_created(client):
     install(client)
     assert snapshot(home())
     uninstall(client)
-    assert snapshot(home()) == {}
-    assert plan_uninstall(Options(client)).changes == []
+    # the folders too (new-user trial: ~/.gemini and ~/.claude stayed, empty), and the record of them
+    assert list(home().iterdir()) == []
+    assert plan_uninstall(Options(client)).empty
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -92,9 +93,83 @@ def test_project_scope_writes_into_the_project(client, tmp_path):
             plan_install(Options(client, scope="project", project=project))
         return
     install(client, scope="project", project=project)
-    assert snapshot(project) and not snapshot(home())
+    assert snapshot(project) and not [p for p in snapshot(home()) if "installed.json" not in p]
     uninstall(client, scope="project", project=project)
-    assert not [p for p in project.rglob("*") if p.is_file()]
+    assert [p.name for p in project.iterdir()] == [".git"]  # the project's .claude/ (...) went with its files
+    assert list(home().iterdir()) == []
+
+
+def test_each_file_is_said_created_updated_or_unchanged_and_a_dry_run_says_would():
+    """New-user trial: every file install wrote was "updated", the ones it created too."""
+    write(home() / ".claude.json", '{"numStartups": 1}\n')
+    settings, state = home() / ".claude" / "settings.json", home() / ".claude.json"
+    dry = run_cli("install", "claude-code", "--dry-run").stdout.splitlines()
+    assert f"would create {settings}" in dry and f"would update {state}" in dry
+    assert "dry run: nothing was written." in dry and not settings.exists()
+    said = run_cli("install", "claude-code").stdout.splitlines()
+    assert said[:2] == [f"created {settings}", f"updated {state}"]
+    again = run_cli("install", "claude-code").stdout.splitlines()
+    assert again[:3] == [f"unchanged {settings}", f"unchanged {state}",
+                         "claude-code: nothing to change (already installed)."]
+    said = run_cli("uninstall", "claude-code").stdout.splitlines()
+    assert said == [f"removed {settings}", f"restored {state} (as it was before the install, from its backup)",
+                    f"removed {state}.hafiza-backup (the pre-install copy)",
+                    f"removed {settings.parent}{os.sep} (install created it, and nothing else is in it)"]
+    assert snapshot(home()) == {str(state): b'{"numStartups": 1}\n'} and list(home().iterdir()) == [state]
+
+
+def test_an_uninstall_dry_run_says_what_it_would_do_not_what_it_did():
+    """New-user trial: `uninstall --dry-run` said hafiza's entries and the backup "were removed"."""
+    path = write(home() / ".gemini/settings.json", USER_FILES[".gemini/settings.json"])
+    install("gemini")
+    path.write_text(path.read_text().replace('"GitHub"', '"Dracula"'))
+    installed = snapshot(home())
+    out = run_cli("uninstall", "gemini", "--dry-run").stdout
+    lines = [line for line in out.splitlines() if line and line[0] not in "-+ @"]
+    assert lines == [f"would update {path} (only hafiza's entries out: it changed since the install, so the rest "
+                     "stays as it is now)", f"would remove {path}.hafiza-backup (the pre-install copy)",
+                     "dry run: nothing was written."]
+    assert "were removed" not in out and "was removed" not in out and snapshot(home()) == installed
+    assert run_cli("uninstall", "gemini").stdout.splitlines()[0].startswith(f"updated {path} (only hafiza's")
+
+
+def test_a_folder_that_was_there_before_or_holds_anything_stays():
+    (home() / ".gemini").mkdir()  # there before the install, empty
+    install("gemini")
+    uninstall("gemini")
+    assert (home() / ".gemini").is_dir() and not any((home() / ".gemini").iterdir())
+    install("claude-code")  # makes ~/.claude
+    mine = write(home() / ".claude" / "CLAUDE.md", "# my instructions\n")
+    plan = plan_uninstall(Options("claude-code"))
+    assert plan.folders == []
+    apply(plan)
+    assert mine.read_text() == "# my instructions\n"
+    mine.unlink()  # emptied later: the record still says install made it, so the next uninstall removes it
+    plan = plan_uninstall(Options("claude-code"))
+    assert plan.changes == [] and plan.folders == [home() / ".claude"]
+    apply(plan)
+    assert not (home() / ".claude").exists()
+    assert sorted(p.name for p in home().iterdir()) == [".gemini"]  # and the record went once empty
+
+
+def test_a_folder_made_again_since_the_install_is_not_the_one_install_made():
+    install("gemini")
+    made = home() / ".gemini"
+    made.rename(home() / "gemini-moved")  # the folder install made lives on elsewhere (the same inode)
+    made.mkdir()
+    (home() / "gemini-moved" / "settings.json").rename(made / "settings.json")
+    uninstall("gemini")
+    assert made.is_dir() and not any(made.iterdir())  # the user's own folder, empty: still theirs
+
+
+def test_folders_two_clients_share_go_with_the_last_one():
+    """~/.config is made by the first of goose and opencode installed; it goes when both are uninstalled."""
+    install("goose")
+    install("opencode")
+    uninstall("goose")
+    assert (home() / ".config" / "opencode" / "opencode.json").exists() and not (home() / ".agents").exists()
+    uninstall("opencode")
+    assert list(home().iterdir()) == []
 
 
 def test_no_mcp_and_no_hooks_split_the_work():
