@@ -8,6 +8,7 @@ from pathlib import Path
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.files import NotRegularFile, read_text
 from hafiza.vault.format.model import split
+from hafiza.vault.format.text import heading
 
 ITEM_KEYS = ("id", "title", "text", "type", "tags", "scope", "created", "aliases", "supersedes", "last_used", "source")
 
@@ -73,15 +74,7 @@ def read_markdown_folder(folder: Path) -> tuple[list[dict], list[str]]:
             problems.append(f"{where}: empty")
             continue
         item = {k: meta[k] for k in ITEM_KEYS if meta and k in meta and k != "text"}
-        item.setdefault("title", _heading(content) or path.stem.replace("-", " "))
+        item.setdefault("title", heading(content) or path.stem.replace("-", " "))
         items.append({**item, "text": content, "_where": where})
     return items, problems
 
-
-def _heading(text: str) -> str | None:
-    for line in text.splitlines():
-        if line.startswith("#"):
-            return line.lstrip("#").strip() or None
-        if line.strip():
-            return None
-    return None

@@ -103,15 +103,13 @@ def _suggest_aliases(vault, memory) -> None:
 def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
     """Import SOURCE: a JSONL file of {id?, title?, text, type?, tags?, scope?, created?},
     a folder of markdown files, or `claude-code [PROJECT]` (Claude Code's MEMORY.md and topic
-    files; re-running imports nothing twice). One commit for the whole import."""
+    files; re-running imports nothing twice). One commit for the whole import; --dry-run says
+    the same without writing it."""
     from hafiza.cli.importer import read_source
 
     vault = open_vault(ctx)
     if source == "claude-code" and not Path(source).exists():
-        if dry_run:
-            raise HafizaError("--dry-run is for files and folders; `import claude-code` already skips what it "
-                              "imported before")
-        _import_claude_code(vault, project, scope, as_json)
+        _import_claude_code(vault, project, scope, dry_run, as_json)
         return
     items, problems = read_source(Path(source))
     if problems and not skip_invalid:
@@ -123,12 +121,27 @@ def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
         emit({"imported" if not dry_run else "would_import": [m.id for m in memories], "skipped": problems,
               "commit": vault.last_commit})
         return
+    _imported(memories, problems, source, dry_run)
+
+
+SHOWN = 50  # memories an import lists by id and title; --json lists every id
+
+
+def _imported(memories, problems: list[str], source: str, dry_run: bool, before: int = 0) -> None:
+    """What an import did, or with `dry_run` would do: how many, which (id, type, scope, title), and on stderr
+    each item skipped, with why."""
+    from hafiza.vault.format.text import inline
     from hafiza.vault.store.vault import ALREADY
 
     present = sum(ALREADY in problem for problem in problems)
+    skipped = [f"{before} imported before"] * bool(before) + [f"{present} already in the vault"] * bool(present)
     print(f"{'would import' if dry_run else 'imported'} {len(memories)} memories from {source}"
-          + (f"; skipped {present} already in the vault" if present else "")
-          + ("; nothing was written" if dry_run else ""))
+          + (f"; skipped {', '.join(skipped)}" if skipped else "") + ("; nothing was written" if dry_run else ""))
+    lines = [f"  {m.id}  ({m.type}, {m.scope})  {inline(m.title)}" for m in memories[:SHOWN]]
+    if len(memories) > SHOWN:
+        lines.append(f"  ... and {len(memories) - SHOWN} more (--json lists every id)")
+    if lines:
+        print("\n".join(lines))
     for problem in problems:
         err(f"skipped: {problem}")
 
@@ -292,16 +305,17 @@ def undo(ctx, commit, redo, as_json):
         print(f"{'redid' if redo else 'reverted'} {target[:10]} as {sha[:10]}")
 
 
-def _import_claude_code(vault, project, scope, as_json) -> None:
+def _import_claude_code(vault, project, scope, dry_run, as_json) -> None:
     from hafiza.hooks.claude import find_dirs, import_into
 
     dirs = find_dirs(project)
     if not dirs:
         raise HafizaError(f"no Claude Code memory found{' for ' + project if project else ''} "
                           "under ~/.claude/projects/*/memory/")
-    imported, seen = import_into(vault, dirs, scope)
+    imported, seen, skipped = import_into(vault, dirs, scope, dry_run=dry_run)
     if as_json:
-        emit({"imported": [m.id for m in imported], "already_imported": seen, "commit": vault.last_commit})
+        emit({"imported" if not dry_run else "would_import": [m.id for m in imported], "already_imported": seen,
+              "skipped": skipped, "commit": vault.last_commit})
         return
-    print(f"imported {len(imported)} memories from Claude Code ({len(dirs)} project(s))"
-          + (f"; {seen} were imported before" if seen else ""))
+    _imported(imported, skipped, f"Claude Code ({len(dirs)} project{'s' if len(dirs) != 1 else ''})", dry_run,
+              before=seen)

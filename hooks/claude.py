@@ -111,16 +111,17 @@ def items(memory_dir: Path, scope: str | None = None) -> list[dict]:
     slug = memory_dir.parent.name
     found = []
     index = memory_dir / "MEMORY.md"
-    linked = set()
+    linked: dict[str, str] = {}  # topic file -> the title MEMORY.md's link gives it
     for number, line in enumerate(read_regular(index).decode("utf-8", "replace").splitlines(), 1):
         text = line.strip().lstrip("-*").strip()
         links = _LINK.findall(line)
-        linked.update(target for _, target in links)
+        for title, target in links:
+            linked.setdefault(target, title)
         if not text or text.startswith("#") or links:
             continue
         digest = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
         found.append({"text": text, "scope": scope, "source": f"claude-code:{slug}/MEMORY.md#{digest}",
-                      "tags": ["claude-code"]})
+                      "tags": ["claude-code"], "_where": f"{slug}/MEMORY.md:{number}"})
     for topic in sorted(memory_dir.glob("*.md")):
         if topic.name == "MEMORY.md":
             continue
@@ -132,20 +133,39 @@ def items(memory_dir: Path, scope: str | None = None) -> list[dict]:
             meta, body = split(text)
         except (yaml.YAMLError, ValueError, RecursionError):
             meta, body = None, text
-        meta = meta or {}
+        meta = meta if isinstance(meta, dict) else {}
         body = body.strip() or str(meta.get("description") or "")
         if not body:
             continue
-        found.append({"title": str(meta.get("name") or meta.get("description") or topic.stem.replace("_", " ")),
-                      "text": body, "type": TYPES.get(str(meta.get("type", "")).lower(), "knowledge"),
-                      "scope": scope, "tags": ["claude-code"], "source": f"claude-code:{slug}/{topic.name}"})
+        found.append({"title": topic_title(topic, meta, body, linked.get(topic.name)), "text": body,
+                      "type": TYPES.get(str(meta.get("type", "")).lower(), "knowledge"),
+                      "scope": scope, "tags": ["claude-code"], "source": f"claude-code:{slug}/{topic.name}",
+                      "_where": f"{slug}/{topic.name}"})
     return found
 
 
-def import_into(vault, dirs: list[Path], scope: str | None = None) -> tuple[list, int]:
-    """Import the given memory folders as one commit; items imported before are skipped.
+def topic_title(topic: Path, meta: dict, body: str, link: str | None = None) -> str:
+    """A topic file's title: its frontmatter `name` when that is a name and not just the file's (`name: build`
+    in build.md), else its `description`, the heading it opens with, the title MEMORY.md links it by, and
+    only then its file name (new-user trial: build.md with a description and a heading came in as "build")."""
+    from hafiza.vault.format.text import first_line, heading
 
-    Returns (imported memories, how many were already there).
+    name = str(meta.get("name") or "").strip()
+    if re.fullmatch(r"[a-z0-9_-]+", name) and name.replace("_", "-") == topic.stem.replace("_", "-"):
+        name = ""  # the file's name again: a key, not a title
+    for title in (name, str(meta.get("description") or ""), heading(body) or "", link or ""):
+        if title.strip():
+            return first_line(title)
+    return str(meta.get("name") or "").strip() or topic.stem.replace("_", " ")
+
+
+def import_into(vault, dirs: list[Path], scope: str | None = None,
+                dry_run: bool = False) -> tuple[list, int, list[str]]:
+    """Import the given memory folders as one commit; items imported before are skipped. `dry_run` checks it
+    all and writes nothing.
+
+    Returns (the memories imported, or that would be; how many were imported before; a line per other item
+    skipped, with why).
     """
     done = {m.source for m in vault.load_all()[0]}
     fresh, seen = [], 0
@@ -163,9 +183,9 @@ def import_into(vault, dirs: list[Path], scope: str | None = None) -> tuple[list
             done.add(item["source"])
             fresh.append(item)
     if not fresh:
-        return [], seen
-    imported, _ = vault.import_many(fresh, source="claude-code")
-    return imported, seen
+        return [], seen, []
+    imported, skipped = vault.import_many(fresh, source="claude-code", dry_run=dry_run)
+    return imported, seen, skipped
 
 
 def find_dirs(project: str | None, home: Path | None = None) -> list[Path]:

@@ -346,13 +346,31 @@ def test_import_jsonl_is_one_commit(vault, tmp_path):
     ])
     before = len(git_subjects(vault.root))
     out = run_cli("import", str(source)).stdout
-    assert out.strip() == f"imported 3 memories from {source}"
+    assert out.splitlines() == [f"imported 3 memories from {source}", "  pnpm  (knowledge, global)  We use pnpm.",
+                                "  deploy-rule  (rule, global)  Deploy rule",
+                                "  musteri-izmir-de  (knowledge, project:shop)  Müşteri İzmir'de."]
     assert git_subjects(vault.root)[0] == "hafiza: import 3 memories"
     assert len(git_subjects(vault.root)) == before + 1
     izmir = vault.get("musteri-izmir-de")
     assert (izmir.scope, izmir.created.isoformat(), izmir.source) == ("project:shop", "2025-03-01",
                                                                      "import:memories.jsonl")
     assert [h["id"] for h in search_json("--all-scopes", "izmir")] == ["musteri-izmir-de"]
+
+
+def test_an_import_dry_run_gives_the_real_import_s_report_and_writes_nothing(vault, tmp_path):
+    vault.remember("We use pnpm.")
+    source = write_jsonl(tmp_path / "memories.jsonl", [
+        {"text": "We use pnpm."}, {"text": "Deploy only from main.", "type": "rule", "title": "Deploy rule"},
+        {"text": "bad type", "type": "memo"}])
+    head = git_subjects(vault.root)
+    dry = run_cli("import", str(source), "--dry-run", "--skip-invalid")
+    assert git_subjects(vault.root) == head and len(vault.load_all()[0]) == 1
+    real = run_cli("import", str(source), "--skip-invalid")
+    assert real.stdout.splitlines() == [f"imported 1 memories from {source}; skipped 1 already in the vault",
+                                        "  deploy-rule  (rule, global)  Deploy rule"]
+    assert dry.stdout == real.stdout.replace("imported", "would import", 1).replace(
+        "in the vault\n", "in the vault; nothing was written\n", 1)
+    assert dry.stderr == real.stderr and "skipped: item memories.jsonl:3: unknown type 'memo'" in real.stderr
 
 
 @pytest.mark.parametrize("bad, reason", [
@@ -379,7 +397,7 @@ def test_skip_invalid_imports_the_rest_and_lists_the_others(vault, tmp_path):
         {"text": "good one"}, "{not json", {"text": "bad type", "type": "memo"}, {"text": "taken", "id": "pnpm"},
         {"text": "good too"}])
     out = run_cli("import", str(source), "--skip-invalid")
-    assert out.stdout.strip() == f"imported 2 memories from {source}"
+    assert out.stdout.splitlines()[0] == f"imported 2 memories from {source}"
     assert out.stderr.splitlines() == [
         "skipped: memories.jsonl:2: not JSON (Expecting property name enclosed in double quotes)",
         "skipped: item memories.jsonl:3: unknown type 'memo'; use one of identity, rule, preference, lesson, "
@@ -402,7 +420,7 @@ def test_an_unreadable_line_is_one_line_with_its_number_not_a_traceback(vault, t
     proc = run_cli("import", str(source), check=False)
     assert proc.returncode == 1 and reason in error_line(proc) and "Traceback" not in proc.stderr
     out = run_cli("import", str(source), "--skip-invalid")
-    assert out.stdout.strip() == f"imported 2 memories from {source}" and reason in out.stderr
+    assert out.stdout.splitlines()[0] == f"imported 2 memories from {source}" and reason in out.stderr
 
 
 def test_importing_a_file_whose_items_carry_ids_again_skips_them_and_says_how_many(vault, tmp_path):
@@ -413,7 +431,8 @@ def test_importing_a_file_whose_items_carry_ids_again_skips_them_and_says_how_ma
     head = git_subjects(vault.root)
     write_jsonl(source, [*rows, {"text": "Tests run with pytest.", "id": "pytest"}])
     out = run_cli("import", str(source))
-    assert out.stdout.strip() == f"imported 1 memories from {source}; skipped 2 already in the vault"
+    assert out.stdout.splitlines() == [f"imported 1 memories from {source}; skipped 2 already in the vault",
+                                       "  pytest  (knowledge, global)  Tests run with pytest."]
     assert out.stderr.splitlines() == [
         "skipped: item memories.jsonl:1: already in the vault as pnpm (same id, text and scope)",
         "skipped: item memories.jsonl:2: already in the vault as deploy (same id, text and scope)"]

@@ -176,3 +176,13 @@ def first_line(text: str, limit: int = 80) -> str:
             cut = line[:limit].rsplit(" ", 1)[0]
             return cut.rstrip(",;:") + "…"
     return ""
+
+
+def heading(text: str) -> str | None:
+    """The markdown heading a text opens with (`# Build` gives `Build`), or None when its first line is none."""
+    for line in text.splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip() or None
+        if line.strip():
+            return None
+    return None
