@@ -157,7 +157,8 @@ def edit(ctx, memory_id, text, title, resume, as_json):
     """Open a memory in $EDITOR (or replace its text with --text); validated and committed.
 
     An edit that is refused (a field that does not validate, a secret) changes nothing and is kept as a
-    draft under .hafiza/drafts/; `hafiza edit ID --resume` opens that draft to fix it.
+    draft under .hafiza/drafts/; `hafiza edit ID --resume` opens that draft to fix it (a draft left as it
+    was is saved again as it is).
     """
     from hafiza.vault.files import read_text
 
@@ -176,12 +177,18 @@ def edit(ctx, memory_id, text, title, resume, as_json):
         raise HafizaError(f"no saved draft for {memory_id!r} (a refused `hafiza edit` keeps one)")
     original = read_text(draft or memory_path)
     edited = edit_text(original, extension=".md")
-    if edited is None or (edited == original and draft is None):
+    if draft is None and edited in (None, original):
         if as_json:
-            emit({**_written(vault, vault.get(memory_id)), "draft": str(draft) if draft else None})
+            emit({**_written(vault, vault.get(memory_id)), "draft": None})
         else:
-            print("no changes" + (f"; the draft stays in {draft}" if draft else ""))
+            print("no changes")
         return
+    if draft is not None and edited in (None, original):
+        # The draft was refused once, and what refused it may be gone (another writer held the vault, the
+        # disk was full): it is tried again as it is, rather than "no changes" leaving it untried (new-user
+        # trial). Refused again, it is kept again, and the error says why.
+        err(f"the draft is unchanged; saving it as it is ({draft})")
+        edited = original
     # A refused edit is kept as a draft (replacing the one resumed), and the error says where; one applied
     # removes the draft it came from.
     memory = vault.edit(memory_id, edited, draft=draft)

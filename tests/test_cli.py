@@ -531,6 +531,72 @@ def test_edit_resume_reopens_the_saved_draft_and_applies_it(vault, editor):
     assert "no saved draft for 'staging'" in error_line(proc)
 
 
+def test_two_edits_refused_at_once_keep_a_draft_each(vault, editor):
+    """New-user trial: two refused edits in the same second shared one draft file, so the first one's error
+    named a file that now held the other's edit. Both run at once here, as two people (or agents) would."""
+    vault.remember("Staging is on port 8080.", id="staging")
+    procs = [subprocess.Popen([sys.executable, "-m", "hafiza.cli.main", "edit", "staging"], text=True,
+                              env={**os.environ, **editor("type: knowledge", f"type: memo{n}")},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for n in (1, 2)]
+    said = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [1, 1]
+    drafts = []
+    for n, (_, stderr) in enumerate(said, 1):
+        draft = Path(re.search(r"your edit is saved in (\S+);", stderr).group(1))
+        assert f"type: memo{n}" in draft.read_text()  # each error names the draft that holds its own edit
+        drafts.append(draft)
+    assert drafts[0] != drafts[1]
+    assert sorted((vault.sidecar / "drafts").iterdir()) == sorted(drafts)
+
+
+def test_a_draft_is_never_written_over_and_resume_takes_the_newest_of_its_own(vault):
+    drafts = vault.sidecar / "drafts"
+    drafts.mkdir(parents=True)
+    names = ["staging-20261201-120000.md", "staging-20261201-120000-000001.md",  # before and after microseconds
+             "staging-20261201-120000-000001-1.md", "staging-2-20271231-235959-999999.md"]  # staging-2's own
+    for name in names:
+        (drafts / name).write_text(name)
+    assert vault.latest_draft("staging") == drafts / "staging-20261201-120000-000001-1.md"
+    assert vault.latest_draft("staging-2") == drafts / "staging-2-20271231-235959-999999.md"
+    first, second = vault.save_draft("staging", "one"), vault.save_draft("staging", "two")
+    assert first != second and (first.read_text(), second.read_text()) == ("one", "two")
+    assert vault.latest_draft("staging") == second
+    from hafiza.vault.files import atomic_write
+
+    with pytest.raises(FileExistsError):
+        atomic_write(first, "three", replace=False)
+    assert first.read_text() == "one" and sorted(p.name for p in drafts.iterdir()) == sorted(
+        [*names, first.name, second.name])  # no temp file left behind
+
+
+def test_resume_with_the_draft_unchanged_tries_it_again(vault):
+    """New-user trial: `edit --resume` left as it was said "no changes", and the draft stayed untried. An edit
+    refused because another writer held the vault goes through once it is free."""
+    from hafiza.vault.errors import VaultLocked
+    from hafiza.vault.store.lock import locked
+
+    vault.remember("Staging is on port 8080.", id="staging")
+    text = (vault.memories_dir / "staging.md").read_text().replace("8080", "9090")
+    with locked(vault.lock_path), pytest.raises(VaultLocked):
+        Vault(vault.root, lock_timeout=0.2).edit("staging", text)
+    unsaved = {"EDITOR": "true", "VISUAL": ""}  # quits without saving
+    out = run_cli("edit", "staging", "--resume", env=unsaved)
+    assert out.stdout.strip() == "edited staging" and "the draft is unchanged; saving it as it is" in out.stderr
+    assert vault.get("staging").body == "Staging is on port 9090."
+    assert not any((vault.sidecar / "drafts").iterdir())
+    assert run_cli("edit", "staging", env=unsaved).stdout.strip() == "no changes"  # no draft: nothing to retry
+
+
+def test_resume_with_a_draft_still_refused_says_so_and_keeps_it(vault, editor):
+    vault.remember("Staging is on port 8080.", id="staging")
+    run_cli("edit", "staging", env=editor("type: knowledge", "type: memo"), check=False)
+    proc = run_cli("edit", "staging", "--resume", env={"EDITOR": "true", "VISUAL": ""}, check=False)
+    assert "the draft is unchanged; saving it as it is" in proc.stderr
+    assert "type: 'memo' is not one of" in error_line(proc) and "no changes" not in proc.stdout
+    [draft] = (vault.sidecar / "drafts").iterdir()
+    assert "type: memo" in draft.read_text() and str(draft) in error_line(proc)
+
+
 def test_an_edit_with_broken_yaml_is_refused(vault, editor):
     vault.remember("Staging is on port 8080.", id="staging")
     proc = run_cli("edit", "staging", env=editor("tags: []", "tags: [a, b"), check=False)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from hafiza.vault.format.paths import MEMORIES, SIDECAR, WRITE_LOCK, check_sidec
 FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is this old
 UNDO_HORIZON = 500  # commits `undo` looks back through for the latest change not yet undone
 PACK_AFTER = 1_000  # files an import writes before it has git pack their objects, in the background
+_DRAFT = re.compile(r"(\d{8})-(\d{6})(?:-(\d{6}))?(?:-(\d+))?\.md")  # save_draft's names, after `<id>-`
 ALREADY = "already in the vault"  # an import item skipped because it is; the CLI counts them by it
 
 
@@ -563,15 +566,28 @@ class Vault(HandEdits):
         drafts = self.sidecar / "drafts"
         drafts.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         name = memory_id if is_valid_id(memory_id) else "memory"
-        path = drafts / f"{name}-{dt.datetime.now():%Y%m%d-%H%M%S}.md"
-        atomic_write(path, secrets.mask(text))
-        return path
+        # To the microsecond, and never over another draft: two edits refused in the same second shared one
+        # name, and the first one's error named a file the second had overwritten (new-user trial).
+        stem = f"{name}-{dt.datetime.now():%Y%m%d-%H%M%S-%f}"
+        for n in itertools.count():
+            path = drafts / (f"{stem}.md" if n == 0 else f"{stem}-{n}.md")
+            try:
+                atomic_write(path, secrets.mask(text), replace=False)
+                return path
+            except FileExistsError:
+                continue
 
     def latest_draft(self, memory_id: str) -> Path | None:
         """The newest draft `save_draft` kept for `memory_id`, if any (`hafiza edit ID --resume`)."""
         name = memory_id if is_valid_id(memory_id) else "memory"
-        found = sorted((self.sidecar / "drafts").glob(f"{name}-[0-9]*-[0-9]*.md"))
-        return found[-1] if found else None
+        found = []
+        for path in (self.sidecar / "drafts").glob(f"{name}-*.md"):
+            # Only this id's (`staging-2-...` is another memory's draft); older drafts' names have no microseconds.
+            match = _DRAFT.fullmatch(path.name[len(name) + 1:])
+            if match:
+                date, time, micro, n = match.groups()
+                found.append(((date, time, micro or "", int(n or 0)), path))
+        return max(found)[1] if found else None
 
     def import_many(self, items: list[dict], source: str, skip_invalid: bool = False,
                     dry_run: bool = False) -> tuple[list[Memory], list[str]]:
