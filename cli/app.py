@@ -62,6 +62,28 @@ class Context:
 
         return settings()
 
+    def memory_id(self, typed: str) -> str:
+        """The id `typed` stands for: itself when a memory of yours, or of a team vault you read, has it;
+        else the one id of your vault it is the start of. Anything else is left as typed, and the vault's
+        error names the ids near it (MemoryNotFound). MCP tools take exact ids only (docs/commands.md)."""
+        import os
+
+        from hafiza.vault.format.ids import expand, is_valid_id
+        from hafiza.vault.format.layout import existing
+        from hafiza.vault.format.paths import MEMORIES, is_vault
+
+        if not is_valid_id(typed) or not is_vault(self.root) \
+                or os.path.isfile(existing(self.root / MEMORIES, typed) or ""):  # its file: one stat, no index
+            return typed
+        from hafiza.vault.sync.teams import PERSONAL, owner, readable
+
+        if owner(self.root, readable(Path(self.settings.config)), typed) != PERSONAL:
+            return typed  # a team vault's memory, by its whole id
+        from hafiza.indexer.index import Index
+
+        ids = [row[0] for row in Index(self.root, notice=lambda _: None).catalog(lines=True)]
+        return expand(typed, ids) or typed
+
 
 def command(name: str) -> Command:
     """The command `name`, its module imported."""

@@ -81,6 +81,13 @@ def lower(text: str) -> str:
     return text.lower()
 
 
+def memory_id(text: str) -> str:
+    """An argument type: a memory's id as a person types it. The command is given the whole id when the text
+    starts just one (`Command.call`, through `Context.memory_id` in cli/app.py), and the shell completes it
+    (cli/completion.py)."""
+    return text
+
+
 def date_value(text: str):
     """An argument type: YYYY-MM-DD to a date."""
     import datetime as dt
@@ -211,8 +218,13 @@ class Command:
         if self.subcommands and not self.bare:
             parsed.parser.print_help(sys.stderr)
             sys.exit(2)
-        names = [options.get("dest") or _dest(names) for names, options in self.params]
-        return self.function(ctx, **{name: getattr(parsed, name) for name in names})
+        values = {}
+        for names, options in self.params:
+            name = options.get("dest") or _dest(names)
+            value = values[name] = getattr(parsed, name)
+            if options.get("type") is memory_id and value:  # the one place a typed id becomes a whole one
+                values[name] = [ctx.memory_id(v) for v in value] if isinstance(value, list) else ctx.memory_id(value)
+        return self.function(ctx, **values)
 
 
 def _dest(names: tuple) -> str:

@@ -11,7 +11,7 @@ from hafiza.vault.format.paths import SIDECAR
 from hafiza.vault.format.text import inline
 
 from .app import cli, emit, reading_vault, vault_root
-from .args import UsageError, arg, binary_input, err, flag, lower, ranged, scope, style
+from .args import UsageError, arg, binary_input, err, flag, lower, memory_id, ranged, scope, style
 
 
 
@@ -159,7 +159,7 @@ def _json_line(data: dict) -> str:
 
 
 @cli.command(
-    arg("memory_id"),
+    arg("memory_id", type=memory_id),
     flag("--json", "as_json", help="Frontmatter and body as JSON."),
 )
 def show(ctx, memory_id, as_json):
@@ -252,12 +252,17 @@ def warn_unparsable(errors: dict[str, str]) -> None:
     arg("--scope", type=scope, help="Only this scope (global or project:<name>)."),
     flag("--without-aliases", help="Only memories that have no aliases yet."),
     flag("--json", "as_json", help="JSON list."),
+    flag("--ids", help="Only the ids, one a line (what the shell completes an id from)."),
     name="list",
 )
-def list_(ctx, type_, status, scope, without_aliases, as_json):
+def list_(ctx, type_, status, scope, without_aliases, as_json, ids):
     """List memories."""
     docs = _catalog(vault_root(ctx), lines=not as_json, type=type_, status=status, scope=scope,
                     without_aliases=without_aliases)
+    if ids:
+        if docs:
+            print("\n".join(d[0] for d in docs))
+        return
     if as_json:
         emit([{**{k: d[k] for k in ("id", "title", "type", "scope", "status", "created")},
                "path": f"memories/{d['path']}"} for d in docs])  # as search --json and remember --json say it
@@ -269,7 +274,7 @@ def list_(ctx, type_, status, scope, without_aliases, as_json):
 
 
 @cli.command(
-    arg("memory_id", metavar="[ID]", nargs="?"),
+    arg("memory_id", metavar="[ID]", nargs="?", type=memory_id),
     arg("-n", "--limit", default=20, type=int, help="How many commits."),
     flag("--all", "everything", help="Include commits hafiza did not make."),
     flag("--json", "as_json", help="JSON list."),

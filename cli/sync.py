@@ -7,7 +7,7 @@ import sys
 from hafiza.vault.errors import HafizaError
 
 from .app import cli, emit, open_vault
-from .args import arg, err, flag
+from .args import arg, err, flag, memory_id
 
 KINDS = ("added", "changed", "superseded")
 
@@ -104,7 +104,7 @@ def remote_set(ctx, url, name, as_json):
 
 
 @cli.command(
-    arg("memory_id", nargs="?"),
+    arg("memory_id", nargs="?", type=memory_id),
     arg("--keep", choices=("ours", "theirs", "both"),
         help="Which text to keep: this machine's (ours), the other's (theirs), or both one after the other."),
     flag("--json", "as_json", help="Print the list (or what was done) as JSON."),

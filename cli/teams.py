@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from .app import cli, emit, open_vault, progress_factory, team_root
-from .args import arg, flag, switch
+from .args import arg, flag, memory_id, switch
 
 
 def _config(ctx) -> Path:
@@ -100,7 +100,7 @@ def vault_remove(ctx, name, as_json):
 
 
 @cli.command(
-    arg("memory_id"),
+    arg("memory_id", type=memory_id),
     arg("--to", metavar="NAME", required=True, help="The team vault to propose it to."),
     switch("--push", help="Push the review branch to the team vault's remote (default: when it has one)."),
     arg("--remote", default="origin", help="The team vault's git remote."),

@@ -5,12 +5,12 @@ from __future__ import annotations
 from hafiza.vault.errors import HafizaError
 
 from .app import cli, emit, open_vault
-from .args import arg, flag, many, ranged
+from .args import arg, flag, many, memory_id, ranged
 from .curate import projects_of, provider_of
 
 
 @cli.command(
-    arg("ids", nargs="*"),
+    arg("ids", nargs="*", type=memory_id),
     flag("--all", "force", help="Probe every claim now, even those checked recently."),
     flag("--network", help="Also run url and pr probes (off by default)."),
     flag("--allow-private",

@@ -10,7 +10,7 @@ from hafiza.vault.format.kinds import TYPES
 from hafiza.vault.format.layout import vault_rel
 
 from .app import cli, emit, open_vault
-from .args import UsageError, arg, edit as edit_text, err, flag, lower, many
+from .args import UsageError, arg, edit as edit_text, err, flag, lower, many, memory_id
 
 
 def _text_arg(text: str | None) -> str:
@@ -147,7 +147,7 @@ def _imported(memories, problems: list[str], source: str, dry_run: bool, before:
 
 
 @cli.command(
-    arg("memory_id"),
+    arg("memory_id", type=memory_id),
     arg("--text", help="Replace the memory's text with TEXT (- reads stdin) instead of opening an editor."),
     arg("--title", help="With --text: a new title too."),
     flag("--resume", help="Reopen the draft a refused edit of MEMORY_ID saved, instead of the memory."),
@@ -196,7 +196,7 @@ def edit(ctx, memory_id, text, title, resume, as_json):
 
 
 @cli.command(
-    arg("memory_id"),
+    arg("memory_id", type=memory_id),
     arg("phrases", nargs="+"),
     arg("--reason", help="Why, recorded in the commit."),
     flag("--json", "as_json", help="Print the memory's aliases and the commit (none when nothing was added) as JSON."),
@@ -219,8 +219,8 @@ def alias(ctx, memory_id, phrases, reason, as_json):
 
 
 @cli.command(
-    arg("old_id"),
-    arg("new_id"),
+    arg("old_id", type=memory_id),
+    arg("new_id", type=memory_id),
     arg("--reason", help="Why the old one no longer holds."),
     flag("--json", "as_json", help="Print both memories and the commit as JSON."),
 )
@@ -235,7 +235,7 @@ def supersede(ctx, old_id, new_id, reason, as_json):
 
 
 @cli.command(
-    arg("memory_id"),
+    arg("memory_id", type=memory_id),
     arg("--reason", help="Why it is no longer wanted."),
     flag("--json", "as_json", help="Print the archived memory and the commit as JSON."),
 )
@@ -247,7 +247,7 @@ def forget(ctx, memory_id, reason, as_json):
 
 
 @cli.command(
-    arg("memory_ids", nargs="+"),
+    arg("memory_ids", nargs="+", type=memory_id),
     arg("--session", help="Session id, for the usage log."),
     flag("--json", "as_json", help="Print the ids recorded, and by which vault, as JSON."),
 )
@@ -282,7 +282,7 @@ def fold(ctx, as_json):
 
 
 @cli.command(
-    arg("memory_id", metavar="ID"),
+    arg("memory_id", metavar="ID", type=memory_id),
     arg("--reason", help="Why, recorded in the commit."),
     flag("--json", "as_json", help="Print the restored memory and the commit as JSON."),
 )

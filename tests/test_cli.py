@@ -218,6 +218,57 @@ def test_user_mistakes_are_one_error_line(vault, args, code, message):
     assert git_subjects(vault.root) == before and not vault.git.dirty()
 
 
+@pytest.fixture
+def slugs(vault):
+    """Three memories with the long ids titles make, two of them starting alike."""
+    for text in ("Production deploys use blue-green on Fridays", "Production deploys need a change ticket",
+                 "The staging database is reset every night"):
+        run_cli("remember", text)
+    return vault
+
+
+def test_the_start_of_one_id_stands_for_it_and_the_output_is_the_same(slugs):
+    whole = "the-staging-database-is-reset-every-night"
+    assert run_cli("show", "the-staging").stdout == run_cli("show", whole).stdout
+    assert run_cli("show", "the-staging", "--json").stdout == run_cli("show", whole, "--json").stdout
+    assert run_cli("log", "the").stdout == run_cli("log", whole).stdout
+    done = run_cli("forget", "the-sta", "--reason", "moved")
+    assert done.stdout == f"archived {whole}\n" and done.stderr == ""  # nothing said beside it
+    assert git_subjects(slugs.root)[0] == f"hafiza: forget {whole}"
+    assert run_cli("restore", "the-sta").stdout == f"restored {whole}\n"
+    run_cli("supersede", "production-deploys-n", "production-deploys-u")
+    assert git_subjects(slugs.root)[0] == ("hafiza: supersede production-deploys-need-a-change-ticket with "
+                                           "production-deploys-use-blue-green-on-fridays")
+    run_cli("used", "the-st", "production-deploys-u")
+    assert whole in (slugs.sidecar / "usage.log").read_text()
+
+
+def test_an_unknown_id_names_the_ids_it_may_mean_and_changes_nothing(slugs):
+    before = git_subjects(slugs.root)
+    both = "production-deploys-need-a-change-ticket, production-deploys-use-blue-green-on-fridays"
+    for args in (("show", "production-deploys"), ("forget", "production"), ("alias", "production-deploys", "x"),
+                 ("edit", "production-deploys", "--text", "x"), ("used", "production-deploys"),
+                 ("supersede", "the-staging-database-is-reset-every-night", "production")):
+        proc = run_cli(*args, check=False)
+        assert proc.returncode == 3 and proc.stdout == "", args  # as an unknown id always was
+        assert error_line(proc).endswith(f"; did you mean: {both}?"), args
+    typo = run_cli("show", "the-staging-databse-is-reset-every-night", check=False)  # a letter left out
+    assert error_line(typo) == ("Error: no memory with id 'the-staging-databse-is-reset-every-night'; did you mean: "
+                                "the-staging-database-is-reset-every-night?")
+    assert error_line(run_cli("show", "Production deploys", check=False)).endswith(f"did you mean: {both}?")
+    assert error_line(run_cli("show", "nothing-like-it", check=False)) == ("Error: no memory with id "
+                                                                             "'nothing-like-it'")
+    assert git_subjects(slugs.root) == before and not slugs.git.dirty()
+
+
+def test_a_whole_id_is_never_taken_for_the_start_of_a_longer_one(vault):
+    run_cli("remember", "Deploy with make deploy", "--id", "deploy")
+    run_cli("remember", "Deploy steps: build, push, migrate", "--id", "deploy-steps")
+    assert "id: deploy\n" in run_cli("show", "deploy").stdout
+    assert run_cli("forget", "deploy").stdout == "archived deploy\n"
+    assert "id: deploy-steps\n" in run_cli("show", "deploy-s").stdout
+
+
 @pytest.mark.parametrize("command", [("search", "x"), ("list",), ("remember", "x"), ("doctor",), ("undo",)])
 def test_a_missing_vault_is_one_error_line(tmp_path, command):
     proc = run_cli("--vault", str(tmp_path / "nowhere"), *command, check=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -57,6 +58,27 @@ def test_bash_completes_commands_subcommands_options_and_choices(tmp_path):
     assert bash_complete(tmp_path, "hafiza", "import", "memo") == ["memories.jsonl"]  # a path argument
 
 
+@pytest.fixture
+def ids(vault, tmp_path, monkeypatch):
+    """Two memories in $HAFIZA_VAULT and one in another vault, and hafiza on PATH for the scripts to ask."""
+    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+    run_cli("remember", "Production deploys use blue-green on Fridays")
+    run_cli("remember", "Production deploys need a change ticket")
+    run_cli("forget", "production-deploys-need-a-change-ticket")  # archived ones too: `restore` takes them
+    run_cli("--vault", str(tmp_path / "other"), "init")
+    run_cli("--vault", str(tmp_path / "other"), "remember", "Other vault's note", "--id", "production-notes")
+    return ["production-deploys-need-a-change-ticket", "production-deploys-use-blue-green-on-fridays"]
+
+
+def test_bash_completes_memory_ids_of_the_vault_the_line_names(tmp_path, ids):
+    assert bash_complete(tmp_path, "hafiza", "show", "prod") == ids
+    assert bash_complete(tmp_path, "hafiza", "restore", "production-deploys-n") == ids[:1]
+    assert bash_complete(tmp_path, "hafiza", "supersede", ids[0], "prod") == ids
+    assert bash_complete(tmp_path, "hafiza", "--vault", str(tmp_path / "other"), "log", "prod") == ["production-notes"]
+    assert bash_complete(tmp_path, "hafiza", "--vault", str(tmp_path / "nowhere"), "show", "") == []
+    assert run_cli("list", "--ids", "--status", "all").stdout.split() == ids
+
+
 def test_every_command_and_option_is_in_each_script():
     """The scripts come from the parsers: every command, and every option of `remember`, is offered."""
     for shell in ("bash", "zsh", "fish"):
@@ -90,6 +112,21 @@ def test_zsh_script_parses_and_completes(tmp_path):
     assert complete("hafiza", "import", "") == ["<files>"]
 
 
+def test_zsh_completes_memory_ids(tmp_path, ids):
+    zsh = needs("zsh")
+    (tmp_path / "_hafiza").write_text(script("zsh"))
+    program = ("compdef() { :; }\ncompadd() { [[ $1 == -- ]] && shift; print -rl -- \"$@\"; }\n"
+               f"source {tmp_path / '_hafiza'}\nwords=(\"$@\"); CURRENT=$#words\n_hafiza\n")
+
+    def complete(*words: str) -> list[str]:
+        done = subprocess.run([zsh, "-f", "-c", program, "zsh", *words], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()  # compadd is given every id; zsh itself keeps those the word starts
+
+    assert complete("hafiza", "show", "prod") == ids
+    assert complete("hafiza", "--vault", str(tmp_path / "other"), "forget", "") == ["production-notes"]
+
+
 def test_fish_completes(tmp_path):
     fish = needs("fish")
     (tmp_path / "hafiza.fish").write_text(script("fish"))
@@ -106,6 +143,20 @@ def test_fish_completes(tmp_path):
     assert "rule" in complete("hafiza remember --type ")
     assert complete("hafiza vault ") == ["add", "list", "remove"]
     assert "--only" in complete("hafiza review accept --on")
+
+
+def test_fish_completes_memory_ids(tmp_path, ids):
+    fish = needs("fish")
+    (tmp_path / "hafiza.fish").write_text(script("fish"))
+
+    def complete(line: str) -> list[str]:
+        done = subprocess.run([fish, "--no-config", "-c", f"source {tmp_path / 'hafiza.fish'}; complete -C {line!r}"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return [row.split("\t")[0] for row in done.stdout.splitlines() if row]
+
+    assert complete("hafiza show prod") == ids
+    assert complete(f"hafiza --vault {tmp_path / 'other'} used prod") == ["production-notes"]
 
 
 def test_an_unknown_shell_is_a_usage_error():

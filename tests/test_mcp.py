@@ -116,6 +116,30 @@ def test_every_tool_over_stdio(vault):
     assert [c.action for c in log][:6] == ["episode", "forget", "supersede", "remember", "alias", "remember"]
 
 
+def test_a_tool_takes_whole_ids_only_and_names_the_ids_near_one_it_does_not_know(vault):
+    """The command line takes the start of an id; a tool does not (an agent copies ids from recall, and a
+    start that is one id's today may be two tomorrow), but its error names the ids meant, to call again."""
+    async def main():
+        async with inproc(vault.root) as client:
+            deploy = await ok(client, "remember", text="Production deploys use blue-green on Fridays")
+            await ok(client, "remember", text="Production deploys need a change ticket")
+            hint = ("did you mean: production-deploys-need-a-change-ticket, "
+                    "production-deploys-use-blue-green-on-fridays?")
+            assert (await error(client, "get", id="production-deploys")).endswith(hint)
+            assert (await error(client, "forget", id="production-deploys", reason="x")).endswith(hint)
+            assert (await error(client, "mark_used", ids=["production-deploys"])).endswith(hint)
+            one = await error(client, "get", id="production-deploys-use")  # the start of only one: still refused
+            assert f"did you mean: {deploy['id']}" in one  # the one it starts first
+            superseding = await error(client, "remember", text="Deploys are blue-green every day",
+                                      supersedes=["production-deploys-use-blue-green-on-friday"])
+            assert f"did you mean: {deploy['id']}" in superseding
+
+    before = git_subjects(vault.root)
+    anyio.run(main)
+    assert git_subjects(vault.root)[0] == "hafiza: remember production-deploys-need-a-change-ticket"
+    assert len(git_subjects(vault.root)) == len(before) + 2
+
+
 def test_supersede_at_write_round_trip_over_stdio(vault):
     async def main():
         async with stdio(vault.root) as client:

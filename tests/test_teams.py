@@ -100,6 +100,15 @@ def test_writes_go_to_the_personal_vault_unless_to(teamed, vault):
     assert bad.returncode != 0 and "no vault named 'nope'" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def test_a_team_memorys_whole_id_is_never_taken_for_the_start_of_yours(teamed, vault):
+    run_cli("remember", "The second reviewer rota is on the wiki", "--id", "billing-second-reviewer-rota")
+    assert run_cli("used", "billing-second-reviewer").stdout == "recorded use of 1 memory\n"
+    assert "billing-second-reviewer" in (team_folder() / ".hafiza" / "usage.log").read_text()
+    assert not (vault.sidecar / "usage.log").exists()
+    run_cli("used", "billing-second-reviewer-r")  # the start of one of yours
+    assert "billing-second-reviewer-rota" in (vault.sidecar / "usage.log").read_text()
+
+
 def test_sync_syncs_each_vault_with_its_own_remote(teamed, vault, tmp_path):
     personal_remote = bare(tmp_path / "personal.git")
     run_cli("remote", "set", str(personal_remote))

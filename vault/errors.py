@@ -17,7 +17,19 @@ class VaultNotFound(HafizaError):
 
 
 class MemoryNotFound(HafizaError):
+    """No memory by the id given; `near`, the ids it may have meant (vault/format/ids.near), end the message
+    as `; did you mean: a, b, c?`, for a person and an agent alike."""
+
     exit_code = 3
+    SHOWN = 5  # ids named at most; a start that many ids share says how many more there are
+
+    def __init__(self, message: str, *, field: str | None = None, near=()):
+        self.near = list(near)
+        if self.near:
+            more = len(self.near) - self.SHOWN
+            shown = ", ".join(self.near[:self.SHOWN])
+            message += f"; did you mean: {shown}" + (f" (or {more} more)?" if more > 0 else "?")
+        super().__init__(message, field=field)
 
 
 class FrontmatterError(HafizaError):

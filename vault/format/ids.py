@@ -41,6 +41,28 @@ def slugify(title: str, max_len: int = MAX_LEN) -> str:
     return slug or "memory"
 
 
+def expand(typed: str, ids) -> str | None:
+    """The one id of `ids` that starts with `typed` (`typed` itself when it is one of them); None when none or
+    several do. A person's shortcut for a long slug (`hafiza show production-deploys`), taken only by the
+    command line: an agent gives exact ids (docs/commands.md)."""
+    starting = [i for i in ids if i.startswith(typed)]
+    return typed if typed in starting else starting[0] if len(starting) == 1 else None
+
+
+def near(typed: str, ids, n: int = 5) -> list[str]:
+    """Ids someone who typed `typed` may have meant, likeliest first: those it starts (the shortest first),
+    then those difflib finds close (a typo, a word left out). Typed as a title (`Production deploys`), it is
+    matched as its slug."""
+    import difflib
+
+    key = typed if is_valid_id(typed) else slugify(typed) if typed.strip() else ""
+    if not key:
+        return []
+    ids = list(ids)
+    starting = sorted((i for i in ids if i.startswith(key)), key=lambda i: (len(i), i))
+    return list(dict.fromkeys(starting + difflib.get_close_matches(key, ids, n, cutoff=0.6)))
+
+
 def unique_id(base: str, taken) -> str:
     """`base`, or `base-2`, `base-3`... whichever is not in `taken`."""
     if base not in taken:

@@ -12,7 +12,7 @@ from pathlib import Path
 from . import changes, journal, usage
 from hafiza.vault.format import ignore, layout, model
 from hafiza.vault.errors import AlreadyRemembered, FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
-from hafiza.vault.format.ids import is_valid_id, slugify, unique_id
+from hafiza.vault.format.ids import is_valid_id, near, slugify, unique_id
 from hafiza.vault.files import DIR_MODE, MAX_FILE_BYTES, atomic_write
 from hafiza.vault.format.inputs import MAX_REASON_CHARS, MAX_TEXT_CHARS, _content_key, _input, _limit, _merge_aliases, _strings, inherit_aliases
 from .hand import HandEdits
@@ -150,7 +150,8 @@ class Vault(HandEdits):
             memory = _read(path)  # a symlink or a pipe by that name is refused, not followed
             if memory.id == memory_id:
                 return memory  # else x.md says `id: y`: it is y, and only y (doctor names the mismatch)
-        for memory in self.load_all()[0]:  # a hand-made file whose name differs from its id
+        memories = self.load_all()[0]
+        for memory in memories:  # a hand-made file whose name differs from its id
             if memory.id == memory_id:
                 return memory
         from hafiza.vault.facts import note_of
@@ -159,7 +160,8 @@ class Vault(HandEdits):
         if note is not None:
             raise MemoryNotFound(f"{memory_id} is an attribute of the fact note {note}, not a memory; "
                                  f"`hafiza fact show {note[6:-3]}` prints it", field="id")
-        raise MemoryNotFound(f"no memory with id {memory_id!r}", field="id")
+        raise MemoryNotFound(f"no memory with id {memory_id!r}", field="id",
+                             near=near(memory_id, (m.id for m in memories)))
 
     def taken(self) -> "Taken":
         """The ids a new memory must avoid (`id in vault.taken()`), without reading the vault when the index
@@ -424,8 +426,9 @@ class Vault(HandEdits):
             raise HafizaError("a memory cannot supersede itself", field="supersedes")
         try:
             old = self.get(old_id)
-        except MemoryNotFound:
-            raise MemoryNotFound(f"cannot supersede {old_id!r}: no such memory", field="supersedes") from None
+        except MemoryNotFound as exc:
+            raise MemoryNotFound(f"cannot supersede {old_id!r}: no such memory", field="supersedes",
+                                 near=exc.near) from None
         if old.status == "superseded" and old.superseded_by not in (None, new_id):
             raise HafizaError(f"{old_id} is already superseded by {old.superseded_by}", field="supersedes")
         return old.evolve(status="superseded", superseded_by=new_id, updated=dt.date.today())
@@ -678,7 +681,8 @@ class Vault(HandEdits):
             taken = self.taken()
             missing = [i for i in missing if i not in taken]
         if missing:
-            raise MemoryNotFound(f"no memory with id {missing[0]!r}", field="ids")
+            raise MemoryNotFound(f"no memory with id {missing[0]!r}", field="ids",
+                                 near=near(missing[0], (m.id for m in self.load_all()[0])))
         usage.append(self.sidecar, "used", ids, session)
         return list(ids)
 
