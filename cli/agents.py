@@ -101,7 +101,7 @@ def profile(ctx, project, cap, as_json):
     if as_json:
         emit(result.to_json())
         return
-    print(result.text or "(empty profile: no identity or rule memories, no profile.md)")
+    print(result.on_terminal() or "(empty profile: no identity or rule memories, no profile.md)")
     left = [line for line in result.lines if not line.included]
     if left:
         print(f"\nleft out ({len(left)}):")

@@ -162,12 +162,15 @@ def review(ctx, as_json):
     if as_json:
         emit([b.to_json() for b in branches])
         return
+    from hafiza.vault.format.text import one_line
+
     if not branches:
         print("no review branches; `hafiza curate` proposes changes on one")
     for b in branches:
         print(f"{b.name}: {len(b.open)} open of {len(b.proposals)}")
         for p in b.proposals:
-            print(f"  {p.number:>3}  {p.state:<8}  {p.action:<16} {p.commit.subject.removeprefix('hafiza: ')}")
+            subject = one_line(p.commit.subject.removeprefix("hafiza: "))
+            print(f"  {p.number:>3}  {p.state:<8}  {p.action:<16} {subject}")
 
 
 @review.command(

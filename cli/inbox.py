@@ -25,9 +25,11 @@ def inbox(ctx, as_json):
         return
     if not found:
         print("the inbox is empty; `hafiza inbox file` proposes memories from imported sessions")
+    from hafiza.vault.format.text import one_line
+
     for n, (_, p) in found.items():
-        t = p.to_json()
-        print(f"{n:>3}  {t['subject'].removeprefix('capture ')}\n       {t['evidence']}")
+        t = p.to_json()  # the user's own words: shown as written, their escapes too, never acted on
+        print(f"{n:>3}  {one_line(t['subject'].removeprefix('capture '))}\n       {one_line(t['evidence'])}")
 
 
 @inbox.command(

@@ -8,7 +8,7 @@ from collections import Counter
 from hafiza.vault.format.kinds import STATUSES, TYPES
 from hafiza.vault.format.layout import vault_rel
 from hafiza.vault.format.paths import SIDECAR
-from hafiza.vault.format.text import inline
+from hafiza.vault.format.text import one_line
 
 from .app import cli, emit, reading_vault, vault_root
 from .args import UsageError, arg, binary_input, err, flag, lower, memory_id, ranged, scope, style
@@ -73,12 +73,12 @@ def search(ctx, query, limit, mode, project, all_scopes, include_inactive, expla
     from hafiza.hooks.render import unverified
     for hit in hits:
         label = "" if hit.status == "active" else f" [{hit.status}]"
-        label += f" [vault: {inline(hit.vault)}]" if hit.vault else ""  # several vaults were searched
+        label += f" [vault: {one_line(hit.vault)}]" if hit.vault else ""  # several vaults were searched
         label += f" [in conflict: {len(hit.conflict)} texts]" if hit.conflict else ""  # `hafiza resolve` picks
-        label += f" [{unverified(hit._asdict(), inline)}]" if hit.verified not in (None, "ok") else ""
-        print(f"{hit.score:8.3f}  {style(hit.id, bold=True)}  ({hit.type}){label}  {inline(hit.title)}")
+        label += f" [{unverified(hit._asdict(), one_line)}]" if hit.verified not in (None, "ok") else ""
+        print(f"{hit.score:8.3f}  {style(hit.id, bold=True)}  ({hit.type}){label}  {one_line(hit.title)}")
         if hit.path.startswith("facts/"):  # a fact note's attribute: its value and what it was before
-            print(f"          {inline(hit.snippet)}")
+            print(f"          {one_line(hit.snippet)}")
         if explain:
             print("          " + "  ".join(f"{k}={v}" for k, v in hit.parts.items()))
 
@@ -268,7 +268,7 @@ def list_(ctx, type_, status, scope, without_aliases, as_json, ids):
                "path": f"memories/{d['path']}"} for d in docs])  # as search --json and remember --json say it
         return
     if docs:  # one write: a write per line cost ~50 ms at 5,000 memories
-        print("\n".join([head + inline(title) for _, head, title in docs]))
+        print("\n".join([head + one_line(title) for _, head, title in docs]))
     else:
         err("no memories")
 
@@ -295,9 +295,9 @@ def log(ctx, memory_id, limit, everything, as_json):
         return
     for c in commits:
         actor = c.trailers.get("Hafiza-Actor", c.author)
-        print(f"{c.sha[:10]}  {c.date[:16].replace('T', ' ')}  {inline(actor):<12} {inline(c.subject)}")
+        print(f"{c.sha[:10]}  {c.date[:16].replace('T', ' ')}  {one_line(actor):<12} {one_line(c.subject)}")
         if c.trailers.get("Hafiza-Reason"):
-            print(f"{'':30}reason: {inline(c.trailers['Hafiza-Reason'])}")
+            print(f"{'':30}reason: {one_line(c.trailers['Hafiza-Reason'])}")
 
 
 @cli.command(flag("--json", "as_json", help="JSON object."))

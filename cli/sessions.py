@@ -58,10 +58,13 @@ def search(ctx, query, project, since, limit, as_json):
         return
     if not results:
         print("no matching turns (run `hafiza sessions import` to read new transcripts)")
+    from hafiza.vault.format.text import one_line, visible
+
     for r in results:
-        print(f"{r.time[:16].replace('T', ' ')}  {r.client}  {r.project or '-'}  {r.session}  ({r.role})")
+        print(f"{r.time[:16].replace('T', ' ')}  {r.client}  {one_line(r.project) or '-'}  {one_line(r.session)}  "
+              f"({r.role})")
         for line in r.context:
-            print(f"    {line}")
+            print(f"    {visible(line)}")
 
 
 @sessions.command(
@@ -77,8 +80,10 @@ def show(ctx, session_id, as_json):
     if as_json:
         emit([{k: v for k, v in t._asdict().items() if k != "call"} for t in turns])  # index turns hold no call
         return
-    first = turns[0]
-    print(f"session {first.session}  {first.client}  {first.project or '-'}  {first.time[:10]}")
+    from hafiza.vault.format.text import one_line, visible
+
+    first = turns[0]  # what was said, shown as written: its escapes (ESC, U+202E...) printed, not acted on
+    print(f"session {one_line(first.session)}  {first.client}  {one_line(first.project) or '-'}  {first.time[:10]}")
     for t in turns:
         print(f"\n[{t.time[11:19]}] {t.role}:")
-        print(t.text)
+        print(visible(t.text))

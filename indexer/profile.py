@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hafiza.vault.format.paths import PROFILE
-from hafiza.vault.format.text import inline
+from hafiza.vault.format.text import inline, one_line
 
 from .search import visible_scopes
 
@@ -32,11 +32,12 @@ _LINE_EXTRA = 3    # a line's `- ` and `\n`
 
 @dataclass
 class Line:
-    text: str
+    text: str              # as the fenced block holds it: tags escaped (vault.format.text.inline)
     source: str            # pinned | identity | rule
     id: str | None = None
     included: bool = False
     reason: str = ""
+    shown: str = ""        # as a terminal shows it: tags as written (one_line); not in the JSON
 
 
 @dataclass
@@ -46,7 +47,20 @@ class Profile:
     lines: list[Line] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"text": self.text, "cap": self.cap, "lines": [asdict(line) for line in self.lines]}
+        lines = [{k: v for k, v in asdict(line).items() if k != "shown"} for line in self.lines]
+        return {"text": self.text, "cap": self.cap, "lines": lines}
+
+    def on_terminal(self) -> str:
+        """The block `text` is, with each line as written: a terminal is not a fence (`hafiza profile`)."""
+        return _block([line.shown for line in self.lines if line.included])
+
+
+def _block(texts: list[str]) -> str:
+    """The fenced block of these lines; empty when there are none."""
+    if not texts:
+        return ""
+    body = "\n".join(f"- {text}" for text in texts)
+    return f"<{FENCE}>\n{_HEADER}\n{body}\n</{FENCE}>"
 
 
 def pinned_lines(root: Path) -> list[str]:
@@ -108,15 +122,15 @@ def candidates(index, project: str | None) -> list[Line]:
 
     identity = sorted((d for d in docs if d["type"] == "identity"), key=lambda d: d["created"])
     rules = sorted((d for d in docs if d["type"] == "rule"), key=weight, reverse=True)
-    return [Line(_line(d), d["type"], d["id"]) for d in identity + rules]
+    return [Line(_line(d), d["type"], d["id"], shown=_line(d, one_line)) for d in identity + rules]
 
 
-def _line(doc: dict) -> str:
+def _line(doc: dict, clean=inline) -> str:
     # Memory text, like profile.md, is data: vault.text.inline keeps it on its line and out of the fence's tags.
-    body = inline(doc.get("snippet"))
-    title = inline(doc.get("title")).rstrip(".")
+    body = clean(doc.get("snippet"))
+    title = clean(doc.get("title")).rstrip(".")
     text = f"{title}: {body}" if body and not body.startswith(title) else (body or title)
-    return inline(text, LINE_CHARS)
+    return clean(text, LINE_CHARS)
 
 
 def fit(lines: list[Line], cap: int) -> Profile:
@@ -131,13 +145,10 @@ def fit(lines: list[Line], cap: int) -> Profile:
             chosen.append(line)
         else:
             line.reason = f"profile full ({cap} chars); left to prompt-time recall"
-    if not chosen:
-        return Profile("", cap, lines)
-    body = "\n".join(f"- {line.text}" for line in chosen)
-    return Profile(f"<{FENCE}>\n{_HEADER}\n{body}\n</{FENCE}>", cap, lines)
+    return Profile(_block([line.text for line in chosen]), cap, lines)
 
 
 def build_profile(index, root: Path, project: str | None, cap: int | None = None) -> Profile:
     """Pinned lines, identity memories and the strongest rules, within `cap` characters."""
-    pinned = [Line(inline(text, LINE_CHARS), "pinned") for text in pinned_lines(root)]
+    pinned = [Line(inline(text, LINE_CHARS), "pinned", shown=one_line(text, LINE_CHARS)) for text in pinned_lines(root)]
     return fit(pinned + candidates(index, project), int(cap or DEFAULT_CAP))

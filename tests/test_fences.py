@@ -25,7 +25,7 @@ from hafiza.hooks.clients import hook_argv
 from hafiza.hooks.entry import cold_asker, respond
 from hafiza.indexer.config import Settings
 from hafiza.indexer.index import Index
-from hafiza.vault.format.text import inline, visible
+from hafiza.vault.format.text import inline, one_line, visible
 
 # One distinct word per corpus entry; with its reversal in the text and the prompt (recall's floor wants more
 # than one word found in a single memory), one prompt recalls that memory.
@@ -243,6 +243,38 @@ def test_visible_shows_what_a_terminal_would_act_on():
     dumped = json.dumps({"t": "".join(text for text, _ in HOSTILE)}, ensure_ascii=False, indent=2)
     assert json.loads(visible(dumped, as_json=True)) == json.loads(dumped)
     assert_no_controls(visible(dumped, as_json=True))
+
+
+@pytest.mark.parametrize("text,shown", HOSTILE)
+def test_one_line_shows_escapes_and_keeps_tags_as_written(text, shown):
+    out = one_line(text)
+    assert "\n" not in out and out.count("<") == text.count("<")  # a terminal is not a fence: no `&lt;`
+    assert_no_controls(out)
+    assert one_line(out) == out and len(one_line(text * 20, 50)) <= 50
+
+
+def test_one_line_takes_its_shortcut_only_for_text_the_full_cleaning_leaves_as_it_is():
+    for cp in range(0x110000):
+        word = f"a{chr(cp)}b"
+        if word.isprintable():
+            assert one_line(word) == visible(" ".join(word.split())), hex(cp)
+    assert one_line("a <b> c") == "a <b> c" and one_line(" two  spaces\nand a line ") == "two spaces and a line"
+
+
+def test_terminal_commands_print_tags_as_written_and_escapes_as_escapes(vault):
+    """`list`, `search`, `log`, `profile`: what a person reads, not a fence; the hook's block still escapes."""
+    vault.remember("Never deploy <prod> on Fridays; run `make <target>` \x1b[2J first", type="rule", id="friday",
+                   reason="a <b>bold</b> reason")
+    title = "Never deploy <prod> on Fridays; run `make <target>` \\x1b[2J first"
+    for args in (("list",), ("search", "deploy fridays"), ("profile",)):
+        out = run_cli(*args).stdout
+        assert title in out and "&lt;" not in out and "&gt;" not in out, args
+        assert_no_controls(out)
+    assert "reason: a <b>bold</b> reason\n" in run_cli("log").stdout
+    assert "- Never deploy <prod> on Fridays" in run_cli("profile").stdout
+    fenced = json.loads(run_cli("profile", "--json").stdout)["text"]
+    assert "- Never deploy &lt;prod&gt; on Fridays" in fenced  # what the agent is given
+    assert_profile_block(fenced)
 
 
 def test_show_prints_no_terminal_escapes_and_its_json_parses_back(vault):

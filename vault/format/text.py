@@ -148,9 +148,30 @@ def inline(text, limit: int | None = None) -> str:
         text = " ".join(text.translate(_INLINE).split())
     if "<" in text:
         text = _untag(text)
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int | None) -> str:
     if limit is not None and len(text) > limit:
         text = text[:max(limit - 1, 0)].rsplit(" ", 1)[0] + "…" if limit > 0 else ""
     return text
+
+
+_FILLER_CHARS = frozenset(map(chr, _FILLERS))
+
+
+def one_line(text, limit: int | None = None) -> str:
+    """`text` on one line of a terminal, cut to `limit` characters at a word: every run of whitespace (newlines
+    included) is one space, and every other control, bidi or invisible character is shown as an escape, as
+    `visible` shows it. Tags stay as written: a terminal is not a fence, and `<never>` printed as
+    `&lt;never&gt;` only garbles it (`inline` is for text going into a fenced block)."""
+    if not text:
+        return ""
+    text = str(text)
+    if not (text.isprintable() and "  " not in text and text[0] != " " != text[-1]
+            and _FILLER_CHARS.isdisjoint(text)):  # as in `inline`: most titles are already one clean line
+        text = visible(" ".join(text.split()))
+    return _cut(text, limit)
 
 
 def visible(text: str, as_json: bool = False) -> str:
