@@ -73,7 +73,8 @@ def search(ctx, query, project, since, limit, as_json):
     name="show",
 )
 def show(ctx, session_id, as_json):
-    """Print one whole session (SESSION_ID, or the start of it) as indexed, secrets masked."""
+    """Print one whole session (SESSION_ID, or the start of just one id, 4 or more characters) as indexed,
+    secrets masked."""
     from hafiza.skills.conversations import Conversations
 
     turns = Conversations(vault_root(ctx)).show(session_id)

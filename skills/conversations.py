@@ -58,6 +58,11 @@ class SessionNotFound(HafizaError):
     exit_code = 3  # as MemoryNotFound
 
 
+# The shortest start of a session id `show` takes, as git's shortest abbreviated commit. Four hex digits of a
+# UUID are 65,536 values: a few hundred sessions share one now and then, and the error then lists them.
+PREFIX_CHARS = 4
+
+
 def schema():
     from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
 
@@ -210,7 +215,8 @@ class Conversations:
                            context(h["shown"], words), h["key"]) for h in hits]
 
     def show(self, session: str) -> list[Turn]:
-        """Every indexed turn of one session (its id, or a prefix of at least 6 characters), in order."""
+        """Every indexed turn of one session (its id, or the start of just one id, of at least PREFIX_CHARS
+        characters), in order."""
         from whoosh import query as Q
 
         ix = self._open()
@@ -218,13 +224,16 @@ class Conversations:
             raise SessionNotFound("no conversations indexed yet; run `hafiza sessions import`")
         with ix.searcher() as searcher:
             docs = [d for d in searcher.documents(session=session)]
-            if not docs and len(session) >= 6:
-                ids = {d["session"] for d in searcher.search(Q.Prefix("session", session), limit=None)}
+            if not docs and len(session) >= PREFIX_CHARS:
+                ids = sorted({d["session"] for d in searcher.search(Q.Prefix("session", session), limit=None)})
                 if len(ids) > 1:
-                    raise SessionNotFound(f"{session!r} is the start of {len(ids)} sessions; give more of the id")
-                docs = [d for d in searcher.documents(session=ids.pop())] if ids else []
+                    more = f" (and {len(ids) - 5} more)" if len(ids) > 5 else ""
+                    raise SessionNotFound(f"{session!r} is the start of {len(ids)} sessions: {', '.join(ids[:5])}"
+                                          f"{more}; give more of the id")
+                docs = [d for d in searcher.documents(session=ids[0])] if ids else []
         if not docs:
-            raise SessionNotFound(f"no session {session!r} in the conversation index")
+            short = f" (the start of an id needs {PREFIX_CHARS} characters)" if len(session) < PREFIX_CHARS else ""
+            raise SessionNotFound(f"no session {session!r} in the conversation index{short}")
         turns = [Turn(d["key"], d["client"], d["session"], d["project"], d["role"], d["time"], d["pos"], d["shown"])
                  for d in docs]
         return sorted(turns, key=lambda t: (t.time, t.pos))

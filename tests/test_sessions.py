@@ -104,8 +104,30 @@ def test_a_tool_call_is_a_turn_of_its_own(vault, home):
 def test_show_takes_a_prefix_and_refuses_an_unknown_id(vault, home):
     conversations = imported(vault, home)
     assert [t.text for t in conversations.show("231c160a")] == ["how do we deploy to production?", "ok"]
+    assert conversations.show("231c") == conversations.show("231c160a-4a98-48bf-a1dd-879920902d70")  # 4 will do
     with pytest.raises(SessionNotFound, match="no session"):
         conversations.show("ffffffff")
+    with pytest.raises(SessionNotFound, match=r"no session '231' .*needs 4 characters"):
+        conversations.show("231")
+
+
+def test_show_names_the_sessions_a_start_shared_by_several_could_mean(vault, home):
+    env = {"HOME": str(home)}
+    run_cli("sessions", "import", env=env)
+    both = run_cli("sessions", "show", "01a2", check=False)  # two Codex sessions start 01a233a6-
+    assert both.returncode == 3 and both.stdout == ""
+    assert both.stderr.strip() == ("Error: '01a2' is the start of 2 sessions: 01a233a6-8665-7273-8559-bb82f3cdf22a, "
+                                   "01a233a6-9195-7382-8d12-41423da18df7; give more of the id")
+    assert run_cli("sessions", "show", "01a233a6-9").stdout.startswith("session 01a233a6-9195-7382-8d12-41423da18df7")
+
+
+def test_show_prints_what_was_said_with_its_escapes_visible(vault, home):
+    folder = home / ".claude" / "projects" / "-home-dev-webshop"
+    (folder / "5e55e55e-0000-4000-8000-000000000000.jsonl").write_text(
+        user_line("5e55e55e-0000-4000-8000-000000000000", "clear the screen \x1b[2J with <b>tags</b>"))
+    run_cli("sessions", "import", env={"HOME": str(home)})
+    shown = run_cli("sessions", "show", "5e55").stdout
+    assert "clear the screen \\x1b[2J with <b>tags</b>" in shown and "\x1b" not in shown
 
 
 # ---- incremental
