@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from hafiza.vault.format.text import plural
+
 from .app import cli, emit, open_vault, progress_factory
 from .args import arg, err, flag, folder, style
 
@@ -32,7 +34,7 @@ def init(ctx, url, as_json):
               **(indexed(report) if report else {})})
         return
     if report:
-        print(f"cloned {url}: {report.added} memories indexed")
+        print(f"cloned {url}: {plural(report.added, 'memory')} indexed")
         tell_skipped(report)  # a memory holding a secret came with the clone: quarantined, and named
     print(f"vault ready at {vault.root}")
 
@@ -48,7 +50,8 @@ def reindex(ctx, as_json):
     if as_json:
         emit(indexed(report))
         return
-    print(f"indexed {report.added} memories" + (f"; {len(report.errors)} file(s) skipped" if report.errors else ""))
+    skipped = f"; {len(report.errors)} file(s) skipped" if report.errors else ""
+    print(f"indexed {plural(report.added, 'memory')}{skipped}")
     tell_skipped(report)
 
 

@@ -7,6 +7,7 @@ import sys
 import time
 
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.format.text import plural
 
 from .app import cli, emit, open_vault
 from .args import arg, flag
@@ -51,10 +52,10 @@ def daemon_status(ctx, as_json):
         return
     up = time.time() - reply["started"]
     print(f"running: pid {reply['pid']}, mode {reply['mode']}, up {up / 60:.1f} min, "
-          f"{reply['served']} requests, memory {reply.get('resident_mb', reply['rss_mb'])} MB "
+          f"{plural(reply['served'], 'request')}, memory {reply.get('resident_mb', reply['rss_mb'])} MB "
           f"(peak {reply['rss_mb']} MB, cap {reply.get('cap_mb', '?')} MB)")
-    if reply["mode"] == "hybrid" and not reply.get("vectors"):
-        print("no usable vectors: recall is keyword-only until `hafiza reindex`")
+    if reply["mode"] == "hybrid" and not reply.get("vectors") and reply.get("documents", 1):  # none: nothing to embed
+        print("no usable vectors: recall is keyword-only until the next write or `hafiza reindex`")
 
 
 @daemon.command(name="start")

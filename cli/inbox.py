@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.format.text import plural
 
 from .app import cli, emit, open_vault, vault_root
 from .args import arg, date_value, err, flag, ranged
@@ -82,7 +83,7 @@ def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
               + (f" ({', '.join(f'{n} {w}' for w, n in why.most_common())})" if why else "")
               + (f"; {provider.invalid} answer(s) discarded" if provider.invalid else ""))
         if provider.spent:
-            err(f"the model budget of {budget} calls was spent before every session was read; the rest "
+            err(f"the model budget of {plural(budget, 'call')} was spent before every session was read; the rest "
                 "were filed without it (`hafiza inbox file SESSION --model ...` reads one again)")
 
 

@@ -322,6 +322,6 @@ def stats(ctx, as_json):
         return
     print(f"memories: {data['memories']}")
     for key in ("by_type", "by_status", "by_scope"):
-        print(f"{key.replace('_', ' ')}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
+        print(f"{key.replace('_', ' ')}: " + (", ".join(f"{k} {v}" for k, v in sorted(data[key].items())) or "none"))
     print(f"pending usage: {data['pending_usage']['shown']} shown, {data['pending_usage']['used']} used")
     print(f"index: {data['index_bytes'] / 1024:.0f} KiB")

@@ -31,12 +31,13 @@ def import_(ctx, client, since):
     """
     from hafiza.skills import sources
     from hafiza.skills.conversations import Conversations
+    from hafiza.vault.format.text import plural
 
     root = vault_root(ctx)
     where = sources.locations(os.environ)
     found = sources.files(where, client, since)
     report = Conversations(root).ingest(found, since, progress=progress_factory())
-    print(f"{report.turns} turns from {report.files} of {len(found)} transcripts"
+    print(f"{plural(report.turns, 'turn')} from {report.files} of {plural(len(found), 'transcript')}"
           + (f"; secrets masked in {report.redacted}" if report.redacted else ""))
 
 

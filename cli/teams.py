@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hafiza.vault.format.text import plural
+
 from .app import cli, emit, open_vault, progress_factory, team_root
 from .args import arg, flag, memory_id, switch
 
@@ -77,7 +79,7 @@ def vault_add(ctx, name, source, as_json):
     if as_json:
         emit({**team.to_json(), **indexed(report)})
         return
-    print(f"added the vault {team.name} at {team.path}: {report.added} memories indexed; `hafiza search` "
+    print(f"added the vault {team.name} at {team.path}: {plural(report.added, 'memory')} indexed; `hafiza search` "
           f"and the hooks read it with yours, `hafiza remember --to {team.name}` writes to it")
     tell_skipped(report)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.format.text import plural
 
 from .app import cli, emit, open_vault
 from .args import arg, flag, many, memory_id, ranged
@@ -54,7 +55,7 @@ def verify(ctx, ids, force, network, allow_private, project_dirs, extract, apply
             print(f"  {mark} {r.memory} [{r.probe}] {r.outcome.detail}" + ("" if r.probed else " (recent)"))
     counts = ", ".join(f"{n} {s}" for s, n in sorted(report.counts().items())) or "no claims"
     where = f"; committed {report.commit[:10]}" if report.commit else ("; nothing changed" if not dry_run else "")
-    print(f"verify: {counts} in {report.seconds:.1f} s; {len(report.changed)} memories relabelled{where}")
+    print(f"verify: {counts} in {report.seconds:.1f} s; {plural(len(report.changed), 'memory')} relabelled{where}")
 
 
 def _extract(ctx, vault, ids, places, model_spec, budget, apply_, as_json):
@@ -74,6 +75,6 @@ def _extract(ctx, vault, ids, places, model_spec, budget, apply_, as_json):
     if not done:
         print("no claims found to propose")
     elif branch:
-        print(f"proposed claims for {len(done)} memories on {branch}; `hafiza review show {branch}`")
+        print(f"proposed claims for {plural(len(done), 'memory')} on {branch}; `hafiza review show {branch}`")
     else:
-        print(f"added claims to {len(done)} memories on main")
+        print(f"added claims to {plural(len(done), 'memory')} on main")

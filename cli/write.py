@@ -8,6 +8,7 @@ from pathlib import Path
 from hafiza.vault.errors import HafizaError
 from hafiza.vault.format.kinds import TYPES
 from hafiza.vault.format.layout import vault_rel
+from hafiza.vault.format.text import plural
 
 from .app import cli, emit, open_vault
 from .args import UsageError, arg, edit as edit_text, err, flag, lower, many, memory_id
@@ -130,14 +131,14 @@ SHOWN = 50  # memories an import lists by id and title; --json lists every id
 def _imported(memories, problems: list[str], source: str, dry_run: bool, before: int = 0) -> None:
     """What an import did, or with `dry_run` would do: how many, which (id, type, scope, title), and on stderr
     each item skipped, with why."""
-    from hafiza.vault.format.text import inline
+    from hafiza.vault.format.text import one_line
     from hafiza.vault.store.vault import ALREADY
 
     present = sum(ALREADY in problem for problem in problems)
     skipped = [f"{before} imported before"] * bool(before) + [f"{present} already in the vault"] * bool(present)
-    print(f"{'would import' if dry_run else 'imported'} {len(memories)} memories from {source}"
+    print(f"{'would import' if dry_run else 'imported'} {plural(len(memories), 'memory')} from {source}"
           + (f"; skipped {', '.join(skipped)}" if skipped else "") + ("; nothing was written" if dry_run else ""))
-    lines = [f"  {m.id}  ({m.type}, {m.scope})  {inline(m.title)}" for m in memories[:SHOWN]]
+    lines = [f"  {m.id}  ({m.type}, {m.scope})  {one_line(m.title)}" for m in memories[:SHOWN]]
     if len(memories) > SHOWN:
         lines.append(f"  ... and {len(memories) - SHOWN} more (--json lists every id)")
     if lines:
@@ -213,7 +214,7 @@ def alias(ctx, memory_id, phrases, reason, as_json):
     if as_json:
         emit({"id": memory.id, "added": added, "aliases": memory.aliases, "commit": vault.last_commit})
     elif added:
-        print(f"{memory.id}: added {len(added)} alias(es): {'; '.join(added)}")
+        print(f"{memory.id}: added {plural(len(added), 'alias')}: {'; '.join(added)}")
     else:
         print(f"{memory.id}: it already has every one of these aliases")
 
@@ -278,7 +279,7 @@ def fold(ctx, as_json):
     if as_json:
         emit({"folded": touched, "commit": vault.last_commit})
     else:
-        print(f"folded usage of {touched} memories" if touched else "nothing to fold")
+        print(f"folded usage of {plural(touched, 'memory')}" if touched else "nothing to fold")
 
 
 @cli.command(
@@ -324,5 +325,5 @@ def _import_claude_code(vault, project, scope, dry_run, as_json) -> None:
         emit({"imported" if not dry_run else "would_import": [m.id for m in imported], "already_imported": seen,
               "skipped": skipped, "commit": vault.last_commit})
         return
-    _imported(imported, skipped, f"Claude Code ({len(dirs)} project{'s' if len(dirs) != 1 else ''})", dry_run,
+    _imported(imported, skipped, f"Claude Code ({plural(len(dirs), 'project')})", dry_run,
               before=seen)

@@ -201,6 +201,7 @@ def find_dirs(project: str | None, home: Path | None = None) -> list[Path]:
 def check_memory(vault):
     """Claude Code loads only the first 200 lines / 25,000 bytes of each MEMORY.md; say what it drops."""
     from hafiza.indexer.doctor import Check
+    from hafiza.vault.format.text import plural
 
     dirs = memory_dirs()
     if not dirs:
@@ -212,11 +213,11 @@ def check_memory(vault):
         except OSError as exc:
             details.append(f"{memory_dir / 'MEMORY.md'}: not read ({getattr(exc, 'reason', None) or exc})")
             continue
-        details.append(f"{found.path}: {found.lines} lines, {found.bytes} bytes "
+        details.append(f"{found.path}: {plural(found.lines, 'line')}, {plural(found.bytes, 'byte')} "
                        f"(limit {MAX_LINES} lines / {MAX_BYTES} bytes)")
         if found.over:
             over += 1
-            details.append(f"  never loaded ({len(found.dropped)} lines):")
+            details.append(f"  never loaded ({plural(len(found.dropped), 'line')}):")
             details += [f"    {number}: {text[:100]}" for number, text in found.dropped]
     if over:
         return Check("claude-code memory", "warn", f"{over} MEMORY.md file(s) are past Claude Code's load limit; "

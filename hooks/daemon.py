@@ -401,7 +401,7 @@ def _work(data: bytes, recall, mode, stats, answer, root: Path) -> tuple[bytes, 
     elif op == "status":
         vectors = recall.vectors() if recall.embedder is not None else None
         reply = {**stats, "rss_mb": round(rss_mb(), 1), "resident_mb": round(resident_mb(), 1),
-                 "vectors": len(vectors) if vectors is not None else 0}
+                 "vectors": len(vectors) if vectors is not None else 0, "documents": recall.documents()}
     else:
         reply = answer(recall, request, mode)
     return json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n", op == "stop"

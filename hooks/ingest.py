@@ -91,6 +91,7 @@ def start(root: Path) -> None:
 def main(argv: list[str]) -> int:
     from hafiza.skills import sources
     from hafiza.skills.conversations import Conversations
+    from hafiza.vault.format.text import plural
 
     from .hafiza_hook import log
 
@@ -103,7 +104,8 @@ def main(argv: list[str]) -> int:
         conversations = Conversations(root)
         report = conversations.drain(root / SIDECAR / SPOOL, sources.locations(os.environ))
         if report.turns:
-            log(root, f"sessions: {report.turns} turns from {report.files} transcripts indexed")
+            log(root, f"sessions: {plural(report.turns, 'turn')} from {plural(report.files, 'transcript')} "
+                      "indexed")
             _capture(root, conversations)
     except Exception as exc:  # a background reader: it logs and leaves the spool for the next run
         log(root, f"sessions: reading transcripts failed: {type(exc).__name__}: {exc}")
@@ -115,6 +117,7 @@ def _capture(root: Path, conversations) -> None:
     from hafiza.indexer.vaults import open_recall
     from hafiza.indexer.refresh import writable
     from hafiza.skills.capture import file_sessions
+    from hafiza.vault.format.text import plural
 
     from .hafiza_hook import log
 
@@ -126,8 +129,9 @@ def _capture(root: Path, conversations) -> None:
     count, report = file_sessions(vault, conversations, since=since, recall=recall,
                                   only=sorted(conversations.touched))
     if report.proposed or report.used:
-        log(root, f"capture: {len(report.proposed)} proposed from {count} sessions on {report.branch}; "
-                  f"{len(report.used)} restated memories marked used")
+        log(root, f"capture: {len(report.proposed)} proposed from {plural(count, 'session')} on "
+                  f"{report.branch}; "
+                  f"{plural(len(report.used), 'restated memory')} marked used")
 
 
 if __name__ == "__main__":

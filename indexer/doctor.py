@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hafiza.vault.errors import Quarantined
+from hafiza.vault.format.text import plural
 
 
 @dataclass
@@ -39,8 +40,10 @@ def check_labels(vault) -> Check:
     if not labelled:
         return Check("labels", "ok", "no active memory is labelled unverified")
     details = [f"{m.id}: {str(m.verified.get('detail') or m.verified.get('status'))[:120]}" for m in labelled[:20]]
-    return Check("labels", "warn", f"{len(labelled)} active memories are labelled unverified (fix, update or "
-                 "supersede them; `hafiza verify` clears a label once the claim holds again)", details)
+    are = "is" if len(labelled) == 1 else "are"
+    return Check("labels", "warn", f"{plural(len(labelled), 'active memory')} {are} labelled "
+                 "unverified (fix, update or supersede them; `hafiza verify` clears a label once the claim holds "
+                 "again)", details)
 
 
 def check_review(vault) -> Check:
@@ -71,7 +74,8 @@ def check_files(vault) -> Check:
                      [e.message for e in errors] + renamed)
     if renamed:
         return Check("files", "warn", f"{len(renamed)} file name(s) differ from the id inside", renamed)
-    return Check("files", "ok", f"{len(memories)} memories parse" + (f", and {len(notes)} fact notes" if notes else ""))
+    parsed = plural(len(memories), "memory") + (f" and {plural(len(notes), 'fact note')}" if notes else "")
+    return Check("files", "ok", f"{parsed} {'parses' if len(memories) == 1 and not notes else 'parse'}")
 
 
 def check_secrets(vault) -> Check:
@@ -109,40 +113,48 @@ def check_index(vault) -> Check:
     count = index.doc_count() - attributes  # each current attribute of a fact note is a document of its own
     note = (" (rebuilt)" if report.rebuilt else
             f" (built {report.impact_built} keyword pruning file(s))" if report.impact_built else "")
-    also = f" (and {attributes} fact attributes)" if attributes else ""
+    also = f" (and {plural(attributes, 'fact attribute')})" if attributes else ""
     if count != parsed:
-        return Check("index", "fail", f"index holds {count} memories{also} but {parsed} files parse{note}; "
+        return Check("index", "fail", f"index holds {plural(count, 'memory')}{also} but "
+                     f"{plural(parsed, 'file')} {'parses' if parsed == 1 else 'parse'}{note}; "
                      "run `hafiza reindex`")
-    return Check("index", "ok", f"{count} memories{also} indexed, in step with the files{note}")
+    return Check("index", "ok", f"{plural(count, 'memory')}{also} indexed, in step with the files{note}")
 
 
 def check_vectors(vault, settings) -> Check:
     """Whether the meaning channel has what it needs: vectors by the embedder in use, for every memory."""
     from hafiza.indexer.config import embedder as choose
     from hafiza.indexer.index import Index
-    from hafiza.indexer.vectors import VectorStore
+    from hafiza.indexer.vectors import META, NONE_YET, VectorStore
 
     embedder = choose(settings)  # the model itself loads lazily: not here
     if embedder is None:
         return Check("vectors", "ok", "meaning channel off (HAFIZA_EMBEDDER=none): keyword recall only")
-    store = VectorStore(vault.sidecar)
-    if not store.load(embedder.name, embedder.version, embedder.dim):
-        return Check("vectors", "warn", f"no usable {embedder.name} {embedder.version} vectors (missing, of an "
-                     "earlier hafiza or another embedder): recall is keyword-only until `hafiza reindex`")
     from hafiza.indexer.refresh import embedding_items
 
     items = [(id_, hash_) for id_, hash_, *_ in embedding_items(Index(vault.root, notice=lambda _: None))]
+    if not items:  # a new vault: no vectors because nothing to embed, which is no fault
+        return Check("vectors", "ok", "no memories to embed yet")
+    store = VectorStore(vault.sidecar)
+    if not store.load(embedder.name, embedder.version, embedder.dim):
+        name = f"{embedder.name} {embedder.version}"
+        what = (f"no {name} vectors for the {plural(len(items), 'memory')} yet ({NONE_YET})"
+                if not (vault.sidecar / META).exists() else
+                f"the stored vectors are not usable {name} ones (another embedder's, an earlier hafiza's, or damaged)")
+        return Check("vectors", "warn", f"{what}; recall is keyword-only until the next write or `hafiza reindex`")
     stale = store.stale(items)
     if stale:
         return Check("vectors", "warn", f"{len(stale)} of {len(items)} memories are new or changed since they were "
                      "embedded (edited by hand?); their meaning search is off or out of date until the next "
                      "write, the warm process's next pass (up to 50), or `hafiza reindex`")
     if store.upgraded_from is not None:
-        return Check("vectors", "warn", f"{len(items)} memories' vectors are in the float32 format of an earlier "
+        whose = "1 memory's" if len(items) == 1 else f"{len(items)} memories'"
+        return Check("vectors", "warn", f"{whose} vectors are in the float32 format of an earlier "
                      f"hafiza (format {store.upgraded_from}): they work, converted each time they are loaded; the "
                      "next write (or the warm process's first pass) stores them as 16-bit rows without embedding "
                      "again, or `hafiza reindex` rebuilds them now")
-    return Check("vectors", "ok", f"{len(items)} memories embedded by {embedder.name} {embedder.version}")
+    return Check("vectors", "ok", f"{plural(len(items), 'memory')} embedded by {embedder.name} "
+                 f"{embedder.version}")
 
 
 def check_aliases(vault) -> Check:
@@ -155,7 +167,8 @@ def check_aliases(vault) -> Check:
     if not docs:
         return Check("aliases", "ok", "no active memories")
     if not bare:
-        return Check("aliases", "ok", f"all {len(docs)} active memories have aliases")
+        return Check("aliases", "ok", f"all {len(docs)} active memories have aliases" if len(docs) > 1
+                     else "the one active memory has aliases")
     return Check("aliases", "ok", f"{bare} of {len(docs)} active memories ({bare / len(docs):.0%}) have no aliases: "
                  "prompts worded otherwise or in the other language find them less often (`hafiza list "
                  "--without-aliases`; an agent can add them with the MCP tool `add_aliases`, and `hafiza curate` "
@@ -177,7 +190,7 @@ def check_git(vault) -> Check:
                      "git write fails until it goes. The next hafiza write removes it (or delete it yourself).")
     if vault.git.dirty():
         return Check("git", "warn", "uncommitted hand edits; the next hafiza change records them first")
-    return Check("git", "ok", f"clean, {len(vault.git.log(None))} commits")
+    return Check("git", "ok", f"clean, {plural(len(vault.git.log(None)), 'commit')}")
 
 
 def check_interrupted(vault) -> Check:
@@ -230,7 +243,8 @@ def check_usage(vault) -> Check:
     from hafiza.vault.store import usage
 
     waiting = usage.unfolded(vault.sidecar)
-    return Check("usage", "ok", f"{waiting.shown} impressions and {waiting.used} uses waiting to be folded")
+    return Check("usage", "ok", f"{plural(waiting.shown, 'impression')} and {plural(waiting.used, 'use')} waiting "
+                 "to be folded")
 
 
 

@@ -219,7 +219,9 @@ class Recall:
         try:
             stamp = os.stat(self.index.sidecar / META).st_mtime_ns
         except FileNotFoundError:
-            if self._vectors_stamp != "missing":  # say it once, not on every search of a long-lived process
+            # Said once, not on every search of a long-lived process; and not at all while the vault holds nothing
+            # to embed (a new vault has no vectors because it has no memories: nothing is wrong).
+            if self._vectors_stamp != "missing" and self.documents():
                 self._vectors_stamp = "missing"
                 self.index.notice(self._why_no_vectors())
             self._vectors = None
@@ -234,6 +236,10 @@ class Recall:
                                   "keyword-only until the next write or `hafiza reindex`")
         return self._vectors
 
+    def documents(self) -> int:
+        """How many documents (memories, fact attributes) the index holds: with none there is nothing to embed."""
+        return self._view.reader.doc_count() if self._view is not None else self.index.doc_count()
+
     def _why_no_vectors(self) -> str:
         from hafiza.vault.store.lock import is_held
 
@@ -242,8 +248,10 @@ class Recall:
         if is_held(self.index.sidecar / VECTORS_LOCK):  # a write's background embedding, under way
             return ("the meaning channel is being built in the background (a write just started it): this "
                     "search used keywords only")
-        return ("there are no vectors yet (.hafiza/ was removed, or never built): meaning search finds "
-                "nothing until `hafiza reindex` or the next write")
+        from .vectors import NONE_YET
+
+        return (f"there are no meaning vectors for this vault's memories yet ({NONE_YET}): search is keyword-only "
+                "until the next write or `hafiza reindex`")
 
     def search(self, query: str, *, limit: int = 10, mode: str = "keyword", project: str | None = None,
                all_scopes: bool = False, include_inactive: bool = False, today: dt.date | None = None,

@@ -73,6 +73,9 @@ class Vaults:
     def vectors(self):
         return self.personal.vectors()
 
+    def documents(self) -> int:
+        return self.personal.documents()
+
     def roots(self) -> dict[str, str]:
         """Vault name -> folder, so impressions and uses go to the vault a hit came from."""
         return {name: str(recall.root) for name, recall in self.recalls.items()}

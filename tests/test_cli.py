@@ -482,12 +482,12 @@ def test_importing_a_file_whose_items_carry_ids_again_skips_them_and_says_how_ma
     head = git_subjects(vault.root)
     write_jsonl(source, [*rows, {"text": "Tests run with pytest.", "id": "pytest"}])
     out = run_cli("import", str(source))
-    assert out.stdout.splitlines() == [f"imported 1 memories from {source}; skipped 2 already in the vault",
+    assert out.stdout.splitlines() == [f"imported 1 memory from {source}; skipped 2 already in the vault",
                                        "  pytest  (knowledge, global)  Tests run with pytest."]
     assert out.stderr.splitlines() == [
         "skipped: item memories.jsonl:1: already in the vault as pnpm (same id, text and scope)",
         "skipped: item memories.jsonl:2: already in the vault as deploy (same id, text and scope)"]
-    assert git_subjects(vault.root) == ["hafiza: import 1 memories", *head]
+    assert git_subjects(vault.root) == ["hafiza: import 1 memory", *head]
 
 
 def test_import_a_markdown_folder_is_one_commit(vault, tmp_path):
@@ -729,6 +729,47 @@ def test_doctor_on_a_healthy_vault(listed):
     assert checks["vectors"]["summary"].startswith("4 memories embedded by hash")
     assert checks["aliases"]["summary"].startswith("3 of 3 active memories (100%) have no aliases")
     assert proc.returncode == 0
+
+
+def test_a_new_vault_warns_of_nothing_and_counts_one_as_one(vault):
+    doctor = run_cli("doctor").stdout
+    assert [line for line in doctor.splitlines() if not line.startswith("ok ")] == []  # no memories, no vectors: fine
+    assert "vectors: no memories to embed yet\n" in doctor and "git: clean, 1 commit\n" in doctor
+    search = run_cli("search", "deploy to production")
+    assert search.stdout == "no memories match\n" and search.stderr == ""
+    assert "by type: none\nby status: none\nby scope: none\n" in run_cli("stats").stdout
+    run_cli("remember", "Deploy from main only", "--id", "deploy")
+    assert run_cli("alias", "deploy", "canlıya çıkış").stdout == "deploy: added 1 alias: canlıya çıkış\n"
+    doctor = run_cli("doctor").stdout
+    assert "files: 1 memory parses\n" in doctor and "index: 1 memory indexed" in doctor
+    assert "vectors: 1 memory embedded by hash" in doctor and "aliases: the one active memory has aliases" in doctor
+    run_cli("used", "deploy")
+    assert run_cli("fold").stdout == "folded usage of 1 memory\n"
+    assert git_subjects(vault.root)[0] == "hafiza: fold usage of 1 memory"
+    assert "by type: knowledge 1\n" in run_cli("stats").stdout
+
+
+def test_the_warm_process_of_a_new_vault_says_nothing_of_vectors(vault):
+    run_cli("daemon", "start")
+    try:
+        assert "vectors" not in run_cli("daemon", "status").stdout
+        status = json.loads(run_cli("daemon", "status", "--json").stdout)
+        assert status["mode"] == "hybrid" and status["vectors"] == status["documents"] == 0
+    finally:
+        run_cli("daemon", "stop")
+
+
+def test_memories_without_vectors_are_said_to_have_none_and_the_next_write_makes_them(vault):
+    run_cli("remember", "Deploy from main only", env={"HAFIZA_EMBEDDER": "none"})  # the meaning channel off
+    check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
+    assert check["level"] == "warn" and check["summary"].startswith(
+        "no hash 2 vectors for the 1 memory yet (none are made while HAFIZA_EMBEDDER=none")
+    assert check["summary"].endswith("recall is keyword-only until the next write or `hafiza reindex`")
+    search = run_cli("search", "deploy from main")
+    assert "no meaning vectors for this vault's memories yet" in search.stderr and "next write" in search.stderr
+    run_cli("remember", "Staging is on port 8443")
+    check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
+    assert check["level"] == "ok" and check["summary"].startswith("2 memories embedded by hash")
 
 
 def test_doctor_warns_when_the_vectors_are_of_an_earlier_format(listed):

@@ -319,7 +319,7 @@ def test_a_recalled_fact_id_points_to_its_note_and_its_use_is_recorded(acme):
 
 def test_doctor_counts_fact_notes_and_names_a_broken_one(acme):
     out = run_cli("doctor", check=False).stdout
-    assert "and 1 fact notes" in out and "0 memories (and 2 fact attributes) indexed, in step" in out
+    assert "files: 0 memories and 1 fact note parse" in out and "0 memories (and 2 fact attributes) indexed, in step" in out
     (acme.root / "facts" / "broken.md").write_text("---\nentity: [unclosed\n---\n## a\n- b\n", encoding="utf-8")
     out = run_cli("doctor", check=False).stdout
     assert "facts/broken.md: invalid frontmatter" in out

@@ -299,5 +299,5 @@ def test_undo_does_not_pick_the_fold_it_triggered(vault):
     old = (dt.datetime.now() - dt.timedelta(days=3)).isoformat(timespec="seconds")
     (vault.sidecar / usage.LOG).write_text(f"{old}\tused\tpnpm\t\n")
     vault.undo()
-    assert git_subjects(vault.root)[:2] == ["hafiza: undo remember staging", "hafiza: fold usage of 1 memories"]
+    assert git_subjects(vault.root)[:2] == ["hafiza: undo remember staging", "hafiza: fold usage of 1 memory"]
     assert vault.get("pnpm").used == 1 and not (vault.memories_dir / "staging.md").exists()

@@ -140,6 +140,22 @@ def test_a_tool_takes_whole_ids_only_and_names_the_ids_near_one_it_does_not_know
     assert len(git_subjects(vault.root)) == len(before) + 2
 
 
+def test_a_new_vault_served_over_stdio_says_nothing_of_vectors(vault, tmp_path):
+    """The server's stderr is the agent's log: a vault with no memories has no vectors, and nothing to warn of."""
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=sys.executable, env=dict(os.environ),
+                                   args=["-m", "hafiza.cli.main", "--vault", str(vault.root), "mcp"])
+
+    async def main(log):
+        async with Client(stdio_client(params, errlog=log), client_info=Implementation(name="t", version="1")) as client:
+            assert (await ok(client, "recall", query="deploy to production"))["hits"] == []
+
+    with open(tmp_path / "stderr", "w") as log:
+        anyio.run(main, log)
+    assert (tmp_path / "stderr").read_text() == ""
+
+
 def test_supersede_at_write_round_trip_over_stdio(vault):
     async def main():
         async with stdio(vault.root) as client:

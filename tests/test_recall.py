@@ -514,7 +514,19 @@ def test_a_search_while_the_vectors_are_first_built_says_so(vault):
     finally:
         os.close(held)
     assert Recall(vault.root, HashEmbedder(), notice=said.append).vectors() is None
-    assert "being built in the background" in said[0] and "no vectors yet" in said[1]
+    assert "being built in the background" in said[0] and "no meaning vectors for this vault's memories yet" in said[1]
+
+
+def test_a_vault_with_nothing_to_embed_says_nothing_of_vectors(vault):
+    """A new vault has no vectors because it has no memories: nothing is wrong, and nothing is said; once it
+    holds memories without vectors (written with the meaning channel off), it is said once."""
+    said = []
+    recall = Recall(vault.root, HashEmbedder(), notice=said.append)
+    assert recall.search("deploy", mode="hybrid") == [] and recall.vectors() is None and said == []
+    vault.remember("Deploy to production only from main.", title="Production deploys")  # no embedder: no vectors
+    assert recall.search("production deploys", mode="hybrid")[0].id == "production-deploys"
+    recall.search("production deploys", mode="hybrid")
+    assert len(said) == 1 and "HAFIZA_EMBEDDER=none" in said[0] and "`hafiza reindex`" in said[0]
 
 
 def test_clauses_of_chitchat_around_a_subject_are_left_out_of_its_meaning():

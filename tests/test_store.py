@@ -175,8 +175,8 @@ def test_every_change_is_exactly_one_commit(vault):
         assert commit_count(vault) == before + 1, git_subjects(vault.root)[0]
         assert not vault.git.dirty()
     assert git_subjects(vault.root)[:-1] == [
-        "hafiza: undo fold usage of 1 memories",
-        "hafiza: fold usage of 1 memories",
+        "hafiza: undo fold usage of 1 memory",
+        "hafiza: fold usage of 1 memory",
         "hafiza: import 2 memories",
         "hafiza: edit pnpm",
         "hafiza: forget staging",
@@ -363,7 +363,7 @@ def test_an_old_log_is_folded_by_the_next_committing_command(vault):
     two_days_ago = (dt.datetime.now() - dt.timedelta(days=2)).isoformat(timespec="seconds")
     (vault.sidecar / usage.LOG).write_text(f"{two_days_ago}\tused\tpnpm\t\n{two_days_ago}\tshown\tpnpm\t\n")
     run_cli("remember", "Deploy from main.", "--id", "deploy")
-    assert git_subjects(vault.root)[:2] == ["hafiza: remember deploy", "hafiza: fold usage of 1 memories"]
+    assert git_subjects(vault.root)[:2] == ["hafiza: remember deploy", "hafiza: fold usage of 1 memory"]
     pnpm = vault.get("pnpm")
     assert (pnpm.used, pnpm.shown, pnpm.last_used) == (1, 1, (dt.date.today() - dt.timedelta(days=2)))
     assert not (vault.sidecar / usage.LOG).exists() or usage.pending(vault.sidecar) == {}

@@ -466,7 +466,7 @@ def test_remote_init_from_and_sync_on_the_command_line(tmp_path, remote):
     assert "out 1 added" in out and "first push" in out
     b = tmp_path / "b"
     out = run_cli("--vault", str(b), "init", "--from", str(remote)).stdout
-    assert "1 memories indexed" in out
+    assert "1 memory indexed" in out
     hits = json.loads(run_cli("--vault", str(b), "search", "--json", "--mode", "keyword", "first memory").stdout)
     assert hits and hits[0]["id"] == "first"
     run_cli("--vault", str(b), "remember", "second from b", "--id", "second")

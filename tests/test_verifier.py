@@ -133,7 +133,7 @@ def test_a_run_labels_commits_once_and_undo_reverts_it(vault, app):
     _claims_memory(vault, "deploy", [{"probe": "path", "args": {"path": "infra/deploy.sh"}},
                                      {"probe": "branch", "args": {"name": "release/2.x"}}])
     report = verify(vault, projects={"app": app})
-    assert report.commit and git_subjects(vault.root)[0] == "hafiza: verify 1 memories (1 failed)"
+    assert report.commit and git_subjects(vault.root)[0] == "hafiza: verify 1 memory (1 failed)"
     memory = vault.get("deploy")
     assert memory.verified["status"] == "failed" and "renamed to ops/deploy.sh" in memory.verified["detail"]
     assert [r.outcome.status for r in report.results] == ["failed", "ok"]
@@ -220,7 +220,7 @@ def test_a_model_cannot_invent_an_argument(app):
 def test_verify_extract_proposes_claims_on_a_review_branch(vault, app):
     vault.remember("Deploy with `make deploy` from release/2.x", id="deploy", scope="project:app")
     out = run_cli("verify", "--extract", "--project", f"app={app}").stdout
-    assert "proposed claims for 1 memories on verify/" in out
+    assert "proposed claims for 1 memory on verify/" in out
     run_cli("review", "accept")
     assert vault.get("deploy").claims == [{"probe": "script", "args": {"name": "deploy"}},
                                           {"probe": "branch", "args": {"name": "release/2.x"}}]

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from hafiza.vault.files import atomic_write, read_regular
 from hafiza.vault.format.model import Memory
+from hafiza.vault.format.text import plural
 from hafiza.vault.store.projects import folder
 
 from .probes import Context, Outcome, check
@@ -200,7 +201,7 @@ def _commit(vault, updated: list[Memory], report: Report) -> str | None:
         if not fresh:
             return None
         paths = [vault.write_file(m) for m in fresh]
-        subject = f"verify {len(updated)} memories" + (f" ({len(failed)} failed)" if failed else "")
+        subject = f"verify {plural(len(updated), 'memory')}" + (f" ({len(failed)} failed)" if failed else "")
         reason = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + " claims"
         return vault.commit(paths, subject, "verify", reason,
                             trailers={"Hafiza-Memories": " ".join(m.id for m in updated)})

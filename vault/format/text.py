@@ -187,6 +187,16 @@ def visible(text: str, as_json: bool = False) -> str:
     return text.translate(table)
 
 
+def plural(n: int, noun: str) -> str:
+    """`n` and its noun in the form the number asks for: `1 memory`, `2 memories`, `0 fact notes`, `3 aliases`
+    (English's regular plurals: what hafiza counts has no other kind)."""
+    if n == 1:
+        return f"1 {noun}"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return f"{n} {noun[:-1]}ies"
+    return f"{n} {noun}{'es' if noun.endswith(('s', 'x', 'ch', 'sh')) else 's'}"
+
+
 def first_line(text: str, limit: int = 80) -> str:
     """A title from text: its first non-empty line, cut at a word near `limit`."""
     for line in text.splitlines():

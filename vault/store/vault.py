@@ -18,6 +18,7 @@ from hafiza.vault.format.inputs import MAX_REASON_CHARS, MAX_TEXT_CHARS, _conten
 from .hand import HandEdits
 from .lock import DEFAULT_TIMEOUT, locked
 from hafiza.vault.format.model import Memory
+from hafiza.vault.format.text import plural
 from hafiza.vault.format.paths import MEMORIES, SIDECAR, WRITE_LOCK, check_sidecar, is_vault
 
 FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is this old
@@ -608,7 +609,7 @@ class Vault(HandEdits):
             memories, touched, problems = self._plan_import(items, source, skip_invalid)
             paths = [self.write_file(m, fsync=len(touched) < 20) for m in touched.values()]
             if paths:
-                self.commit(paths, f"import {len(memories)} memories", "import", f"from {source}")
+                self.commit(paths, f"import {plural(len(memories), 'memory')}", "import", f"from {source}")
         if len(paths) >= PACK_AFTER:  # a loose object per file (404 MB at 100,000) until git packs them
             from hafiza.vault.git import pack
 
@@ -707,7 +708,7 @@ class Vault(HandEdits):
             paths.append(self.write_file(memory.evolve(shown=folded.shown, used=folded.used,
                                                        last_used=folded.last_used)))
         if paths:
-            self.commit(paths, f"fold usage of {len(paths)} memories", "fold")
+            self.commit(paths, f"fold usage of {plural(len(paths), 'memory')}", "fold")
         elif counts:
             self._journal.end()  # only lines for memories that are gone: nothing written, nothing to roll back
         usage.end_fold(self.sidecar)
