@@ -417,7 +417,7 @@ def test_an_import_dry_run_gives_the_real_import_s_report_and_writes_nothing(vau
     dry = run_cli("import", str(source), "--dry-run", "--skip-invalid")
     assert git_subjects(vault.root) == head and len(vault.load_all()[0]) == 1
     real = run_cli("import", str(source), "--skip-invalid")
-    assert real.stdout.splitlines() == [f"imported 1 memories from {source}; skipped 1 already in the vault",
+    assert real.stdout.splitlines() == [f"imported 1 memory from {source}; skipped 1 already in the vault",
                                         "  deploy-rule  (rule, global)  Deploy rule"]
     assert dry.stdout == real.stdout.replace("imported", "would import", 1).replace(
         "in the vault\n", "in the vault; nothing was written\n", 1)
