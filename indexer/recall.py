@@ -250,7 +250,7 @@ class Recall:
                     "search used keywords only")
         from .vectors import NONE_YET
 
-        return (f"there are no meaning vectors for this vault's memories yet ({NONE_YET}): search is keyword-only "
+        return (f"there are no vectors for this vault's memories yet ({NONE_YET}): search is keyword-only "
                 "until the next write or `hafiza reindex`")
 
     def search(self, query: str, *, limit: int = 10, mode: str = "keyword", project: str | None = None,

@@ -59,7 +59,8 @@ from . import coarse
 VECTORS = "vectors.npy"
 META = "vectors.json"
 # Why memories have no vectors file (recall's notice, `hafiza doctor`): the next write embeds every one missing.
-NONE_YET = "none are made while HAFIZA_EMBEDDER=none, and a vault copied or cloned without .hafiza/ has none"
+NONE_YET = ("none are made while HAFIZA_EMBEDDER=none, and a vault copied or cloned without .hafiza/, or whose "
+            ".hafiza/ was removed, has none")
 BATCH = 32  # texts per embed() call; also how often progress is reported
 _FORMAT = 3  # 3: Q15 int16 rows, mapped; 2: float32 rows, read into memory (converted on load)
 _FLOAT32 = 2

@@ -766,7 +766,7 @@ def test_memories_without_vectors_are_said_to_have_none_and_the_next_write_makes
         "no hash 2 vectors for the 1 memory yet (none are made while HAFIZA_EMBEDDER=none")
     assert check["summary"].endswith("recall is keyword-only until the next write or `hafiza reindex`")
     search = run_cli("search", "deploy from main")
-    assert "no meaning vectors for this vault's memories yet" in search.stderr and "next write" in search.stderr
+    assert "no vectors for this vault's memories yet" in search.stderr and "next write" in search.stderr
     run_cli("remember", "Staging is on port 8443")
     check = next(c for c in json.loads(run_cli("doctor", "--json").stdout) if c["name"] == "vectors")
     assert check["level"] == "ok" and check["summary"].startswith("2 memories embedded by hash")

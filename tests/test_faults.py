@@ -422,7 +422,7 @@ def test_meaning_search_says_when_there_are_no_vectors(kept):
 
     shutil.rmtree(kept.sidecar)
     proc = run_cli("search", "production deploy", "--mode", "meaning")
-    assert "no vectors" in proc.stderr and "hafiza reindex" in proc.stderr
+    assert "no vectors" in proc.stderr and ".hafiza/ was removed" in proc.stderr and "hafiza reindex" in proc.stderr
 
 
 def test_an_undo_ends_its_write_so_a_later_hand_edit_is_kept(kept):

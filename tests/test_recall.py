@@ -514,7 +514,7 @@ def test_a_search_while_the_vectors_are_first_built_says_so(vault):
     finally:
         os.close(held)
     assert Recall(vault.root, HashEmbedder(), notice=said.append).vectors() is None
-    assert "being built in the background" in said[0] and "no meaning vectors for this vault's memories yet" in said[1]
+    assert "being built in the background" in said[0] and "no vectors for this vault's memories yet" in said[1]
 
 
 def test_a_vault_with_nothing_to_embed_says_nothing_of_vectors(vault):
