@@ -5,7 +5,8 @@ secrets corpora through all of them; what reached git is then read back from `gi
 The paths (issue 29, item 1): remember and update (what the CLI's `remember`, `update` and the web page
 call), edit (a person's whole-file edit), import, the MCP `remember` and `update` tools through the real SDK
 client, a hand edit picked up as "record manual edits", an episode's lesson, a fact's value, and capture
-(a statement said in a session, filed and auto-accepted).
+(a statement said in a session, filed and auto-accepted); and since the new-user trial (a `pw: …` kept):
+aliases (what `hafiza alias` and the web page's box call) and the MCP `add_aliases` and `set_fact` tools.
 """
 
 from __future__ import annotations
@@ -112,6 +113,49 @@ def fact(vault, texts):
     return _each(vault, texts, write)
 
 
+def _phrases(text: str, most: int = 100) -> list[str]:
+    """`text` as aliases: a phrase per line (as the web page's alias box sends them), a long line in runs of whole
+    words of at most `most` characters; a longer word alone (the guard reads it, then it is too long)."""
+    phrases = []
+    for line in text.splitlines():
+        words = line.split()
+        while words:
+            phrases.append(words.pop(0))
+            while words and len(phrases[-1]) + len(words[0]) < most:
+                phrases[-1] += " " + words.pop(0)
+    return phrases
+
+
+_TARGETS = itertools.count(1)
+
+
+def _alias_targets(vault, text) -> list[tuple[str, list[str]]]:
+    """(a fresh memory, at most 16 phrases for it) for each run of `text`'s phrases: a memory holds 16."""
+    runs = []
+    phrases = _phrases(text)
+    for i in range(0, len(phrases), 16):
+        target = f"alias-target-{next(_TARGETS)}"
+        vault.remember(f"Alias target number {target}.", id=target)
+        runs.append((target, phrases[i:i + 16]))
+    return runs
+
+
+TOO_LONG = "characters; at most"  # an alias past MAX_ALIAS_CHARS: refused after the guard, nothing written
+
+
+def alias(vault, texts):
+    def write(v, text):
+        for target, phrases in _alias_targets(v, text):
+            try:
+                v.add_aliases(target, phrases)
+            except SecretRefused:
+                raise
+            except HafizaError as exc:
+                if TOO_LONG not in exc.message:
+                    raise
+    return _each(vault, texts, write)
+
+
 def capture_(vault, texts):
     refused = []
     for i, text in enumerate(texts):
@@ -122,24 +166,38 @@ def capture_(vault, texts):
     return refused
 
 
+def _calls(vault, tool: str, text: str) -> list[dict]:
+    """The arguments of the calls of `tool` that write `text`."""
+    if tool == "remember":
+        return [{"text": text}]
+    if tool == "update":
+        return [{"id": _target(vault), "text": text}]
+    if tool == "add_aliases":
+        return [{"id": target, "aliases": phrases} for target, phrases in _alias_targets(vault, text)]
+    # set_fact: the pieces `fact` sets, as an agent sends them (the value's line breaks are folded after the guard
+    # has read it; folded before, a wrapped key is two words no rule joins, as typed with a space inside).
+    return [{"entity": "staging", "attribute": f"note {i}", "value": piece} for i, piece in enumerate(_pieces(text), 1)]
+
+
 def _mcp(tool: str):
     def write(vault, texts):
         async def main():
             out = []
             async with Client(create_server(vault.root), client_info=Implementation(name="agent", version="1")) as c:
-                if tool == "update":
-                    _target(vault)
                 for text in texts:
-                    args = {"text": text} if tool == "remember" else {"id": "target", "text": text}
-                    result = await c.call_tool(tool, args)
-                    message = result.content[0].text if result.content else ""
-                    if result.is_error and "secret" not in message:
-                        raise HafizaError(f"MCP {tool}: {message}")
-                    out.append(result.is_error)
+                    refused = False
+                    for args in _calls(vault, tool, text):
+                        result = await c.call_tool(tool, args)
+                        message = result.content[0].text if result.content else ""
+                        if result.is_error and "secret" not in message and TOO_LONG not in message:
+                            raise HafizaError(f"MCP {tool}: {message}")
+                        refused = refused or (result.is_error and "secret" in message)
+                    out.append(refused)
             return out
         return anyio.run(main)
     return write
 
 
 PATHS = {"remember": remember, "update": update, "edit": edit, "import": import_, "mcp remember": _mcp("remember"),
-         "mcp update": _mcp("update"), "hand edit": hand_edit, "episode": episode, "fact": fact, "capture": capture_}
+         "mcp update": _mcp("update"), "hand edit": hand_edit, "episode": episode, "fact": fact, "capture": capture_,
+         "alias": alias, "mcp add_aliases": _mcp("add_aliases"), "mcp set_fact": _mcp("set_fact")}

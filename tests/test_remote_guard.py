@@ -260,3 +260,22 @@ def test_init_from_and_vault_add_name_a_quarantined_memory_that_came_with_the_cl
     added = run_cli("vault", "add", "team", str(remote))
     assert "skipped memories/deploy-creds.md: quarantined" in added.stderr
     assert "deploy-creds" not in run_cli("search", "billing deploy credentials CI runner").stdout
+
+
+def test_a_password_after_a_short_label_from_a_remote_is_quarantined(synced, tmp_path, remote):
+    """A teammate's hand-written `wifi pw: …` (a new user's trial: such a memory was kept) comes in by sync: it is
+    quarantined like a token, never recalled, and this machine's commits do not repeat it."""
+    password = "Kedi" + "2024!xq"
+
+    def labelled(work: Path):
+        (work / "memories" / "office-wifi.md").write_text(
+            "---\nid: office-wifi\ntype: fact\ntitle: Office wifi\nscope: global\ncreated: 2026-12-01\n---\n"
+            f"Guest network in the office; wifi pw: {password}\n")
+
+    attack(tmp_path, remote, labelled)
+    done = run_cli("sync")
+    assert "quarantined: memories/office-wifi.md" in done.stdout and password not in done.stdout + done.stderr
+    recalled = hook("what is the office guest wifi pw?")
+    assert password not in recalled and "office-wifi" not in recalled
+    ours = git(synced, "log", "--format=%B", "--author=Test")
+    assert password not in ours

@@ -25,11 +25,27 @@ def transliterate(text: str) -> str:
 # A run of ten or more letters and digits mixed (hx7kq2lm9pzt) reads as a password or a key, not a word: a
 # file name and a commit subject are made from the slug, and neither may carry one the guard did not know.
 _TOKEN_LIKE = re.compile(r"(?=[a-z]*[0-9])(?=[0-9]*[a-z])[a-z0-9]{10,}")
+# And the word after a password's label that is not a plain word (`pw: hunter2Xy!9zz`, `pin 4821`, `wifi şifre
+# Kedi2024`), whatever the guard made of it: a new user's `pw: …` became the id pw-hunter2xy-9zz, and the guard
+# lets some such values pass (an example, a label without a separator). Read on the transliterated title.
+_AFTER_LABEL = re.compile(r"(?i)(?<![a-z0-9])(?:pw|pwd|passwd|password|pass|passphrase|parola[a-z]{0,4}|sifre[a-z]{0,4}"
+                          r"|pin(?:[ _\-]?(?:code|kodu?))?)(?![a-z0-9])[ \t]{0,3}"
+                          r"(?:[:=]{1,2}|(?:is|was|olarak)(?![a-z0-9]))?[ \t]{0,3}(?P<value>\S{1,200})")
+_NOT_A_WORD = re.compile(r"[0-9!@#$%^&*+=?~|]")
+
+
+def _without_values(title: str) -> str:
+    """`title` with each value after a password's label cut out, unless it is a plain word (`pw reset flow`)."""
+    def cut(m: re.Match) -> str:
+        return m[0][:m.start("value") - m.start()] if _NOT_A_WORD.search(m["value"]) else m[0]
+    return _AFTER_LABEL.sub(cut, title)
 
 
 def slugify(title: str, max_len: int = MAX_LEN) -> str:
-    """Kebab-case ASCII slug of `title`, cut at a word boundary, without token-like words; never empty."""
-    words = [word for word in re.findall(r"[a-z0-9]+", transliterate(title).lower()) if not _TOKEN_LIKE.fullmatch(word)]
+    """Kebab-case ASCII slug of `title`, cut at a word boundary, without token-like words or what follows a
+    password's label; never empty."""
+    plain = _without_values(transliterate(title))
+    words = [word for word in re.findall(r"[a-z0-9]+", plain.lower()) if not _TOKEN_LIKE.fullmatch(word)]
     slug = ""
     for word in words:
         candidate = f"{slug}-{word}" if slug else word

@@ -76,11 +76,18 @@ def _input(**raw) -> dict:
     for what, value in (("scope", scope), ("source", source)):
         _limit(value or "", MAX_FIELD_CHARS, what)
     claims = _claims(raw.get("claims"))
-    return {"text": text, "type": kind, "title": title, "tag_list": tags, "tags": " ".join(tags), "claims": claims,
+    return {"text": text, "type": kind, "title": title, "tag_list": tags, "tags": as_read(tags), "claims": claims,
             "claim_text": " ".join(v for c in claims for v in c["args"].values()),
-            "alias_list": aliases, "aliases": " ".join(aliases), "scope": scope, "source": source,
+            "alias_list": aliases, "aliases": as_read(aliases), "scope": scope, "source": source,
             "id": _text(raw["id"], "id", numbers=False),
             "supersedes": _limit_list(_strings(raw["supersedes"], "supersedes"), MAX_SUPERSEDES, 80, "supersedes")}
+
+
+def as_read(phrases: list[str]) -> str:
+    """Phrases (aliases, tags) as the secret guard reads them: one a line, as the web page's alias box sends
+    them (a key the terminal wrapped, pasted there, is two phrases: its halves reached git as two aliases), and
+    on one line (`password:` and its value given as two phrases)."""
+    return "\n".join(phrases) + "\n" + " ".join(phrases) if phrases else ""
 
 
 def _claims(value) -> list[dict]:

@@ -11,11 +11,12 @@ import re
 import string
 from typing import NamedTuple
 
-from .tokens import Lazy, is_example, is_placeholder
+from .tokens import Lazy, is_example, is_example_password, is_placeholder
 
 # Assignment form: a secret-looking key as the last part of a name, a separator, a value. Matched on the
 # lowercased text, one pattern per key word, so each starts with a literal the regex engine skips ahead to.
-_SEP_NEAR = r"""(?P<sep>["'*]{0,2}[ \t]{0,3}(?::=|=>|=|:)[ \t]{0,3}|[ \t]{1,3}(?:is[ \t]{1,3})?
+_SEP_NEAR = r"""(?P<sep>["'*]{0,2}[ \t]{0,3}(?::=|=>|=|:)[ \t]{0,3}
+    |[ \t]{1,3}(?:(?:is|was|olarak)(?:[ \t]{0,3}:)?[ \t]{1,3})?
     |["'][ \t]{0,3},[ \t]{0,3}(?=["']))"""
 # The last form: a call's first two arguments, `define('DB_PASSWORD', '…')`, `setenv("TOKEN", "…")`.
 # `the root password for the NAS is PW`: a few words between (read as prose unless PW looks like a password).
@@ -24,8 +25,10 @@ _SEP_FAR = r"""(?P<sep>[ \t][^\n.:;=]{1,40}?[ \t](?:is|was|are|idi|olarak)[ \t]{
 _VALUE = r"""(?:(?P<q>["'`])(?:(?P<quoted>[^"'`\n]{0,200})(?P=q)|(?P<open>[^"'`\r\n]{1,200})(?=\r?\n|\Z))
     |(?P<bare>[^\s"'`,;()\[\]]{1,200}))"""
 # (the literal every match starts with, the key's forms): a pattern runs, and is compiled, only when its
-# literal is in the text.
-_KEY_FORMS = [("pass", r"pass(?:word|wd|wort|phrase)?"), ("pwd", "pwd"), ("secret", "secret"), ("token", "token"),
+# literal is in the text. `pw` and `pin` are whole words only (a new user's `pw: …` went into a file name);
+# a PIN is its digits alone, so `pin: 3` (a GPIO pin) and `pin numpy to 1.26` are not one.
+_KEY_FORMS = [("pass", r"pass(?:word|wd|wort|phrase)?"), ("pwd", "pwd"), ("pw", "pw"), ("secret", "secret"),
+              ("token", "token"), ("pin", r"pin(?:[ \t_\-]?(?:code|kodu?|numaras[ıi]|number))?"),
               ("credential", r"credentials?"), ("key", "key"), ("anahtar", r"anahtar[ıi]?"),
               ("şifre", r"şifre(?:niz|nız|si|sı|yi|m|n)?"), ("sifre", r"sifre(?:niz|si|yi|m|n)?"),
               ("parola", r"parola(?:nız|niz|sı|si|yı|yi|m|n)?")]
@@ -33,10 +36,11 @@ _ASSIGNS = [(stem, Lazy(rf"(?P<key>{form})(?![\w\-]){sep}{_VALUE}", re.X))
             for sep in (_SEP_NEAR, _SEP_FAR) for stem, form in _KEY_FORMS]
 # `key` and `anahtar` alone are too common: api_key, secretKey, "API anahtarı" count; monkey, key: value do not.
 _KEY_QUALIFIER = Lazy(r"(?:api|access|secret|private|signing|encryption|master|client|auth|gizli)[ _.\-]?$")
-_PASSWORD_KEYS = Lazy(r"(?i)pass|pwd|[şs]ifre|parola")
+_PASSWORD_KEYS = Lazy(r"(?i)pass|pw|[şs]ifre|parola")
 _KEYWORD = Lazy(r"(?i)pass|pwd|secret|token|key|[şs]ifre|parola|anahtar|credential")
 _NAMED_KEYWORD = Lazy(r"Pass|PASS|Pwd|PWD|Secret|SECRET|Token|TOKEN|Key|KEY|Credential|CREDENTIAL")
 _IDENTIFIER = Lazy(r"[\w.]+")
+_NAME_PARTS = Lazy(r"[_.]|[a-z][A-Z]")
 _CALL_BEFORE = Lazy(r"\([ \t]{0,3}[\"']$")  # `define('` before the key's name
 _NOUN_KEYS = ("password", "passwd", "passphrase", "şifre", "sifre", "parola")
 # Key words that end a longer name glued to them: PGPASSWORD, dbpassword, jwtsecret, csrftoken. Not `pass`
@@ -46,12 +50,20 @@ _NAME_CHARS = string.ascii_letters + string.digits + "_-.çğıöşüÇĞİÖŞ�
 _EMAIL = Lazy(r"[\w.+\-]+@[\w\-]+\.[\w.\-]+")
 _ATTRIBUTE = Lazy(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # settings.SECRET_KEY, self.token
 _DIGIT_OR_SYMBOL = Lazy(r"[0-9!@#$%^&*+=?~|]")
+_PIN = Lazy(r"[0-9]{4,12}")
+_VERSION = Lazy(r"v?[0-9]{1,6}(?:\.[0-9]{1,6}){1,3}(?:[\-+][\w.]{1,40})?")
+# What a note says a password is hashed or encrypted with: `the password hash is argon2id`.
+_ALGORITHM = Lazy(r"(?i)(?:argon2(?:id|i|d)?|pbkdf2|sha-?(?:1|224|256|384|512|3)|md5|aes-?[0-9]{3}|[hre]s[0-9]{3}"
+                  r"|ed25519|x25519|rsa-?[0-9]{3,4}|hmac|crc32)(?:[\-_][a-z0-9]{1,12}){0,3}")
 
 
 def _password_like(value: str) -> bool:
-    """A lone word after `password:` or `şifre` is prose (`şifre: kasada`); a password mixes in digits or symbols."""
-    return (len(value) >= 8 and any(c.islower() for c in value) and bool(_DIGIT_OR_SYMBOL.search(value))
-            and not _EMAIL.fullmatch(value))
+    """A lone word after `password:` or `şifre` is prose (`şifre: kasada`); a password mixes letters with digits
+    or symbols (`hunter2Xy!9zz`), and is none of the mixed words a note holds there (a version, an e-mail)."""
+    if value.isdigit():
+        return 6 <= len(value) <= 12  # `kart şifresi: 482133`; shorter is a count (`password: 12 characters`)
+    return (len(value) >= 6 and any(c.isalpha() for c in value) and bool(_DIGIT_OR_SYMBOL.search(value))
+            and not _EMAIL.fullmatch(value) and not _VERSION.fullmatch(value))
 
 
 def _names_another(value: str) -> bool:
@@ -60,8 +72,13 @@ def _names_another(value: str) -> bool:
     value = value.rstrip("=:")
     if not _IDENTIFIER.fullmatch(value):
         return False
+    digits = any(map(str.isdigit, value))
     # A capitalised key word inside a random token has odds near 1e-6; a lowercase one without digits is a name.
-    return bool(_NAMED_KEYWORD.search(value)) or (not any(map(str.isdigit, value)) and bool(_KEYWORD.search(value)))
+    # With digits it is a name only in parts (DB_PASSWORD2, Ed25519PrivateKey): Password123 and Passw0rd are
+    # what people pick.
+    if _NAMED_KEYWORD.search(value):
+        return not digits or bool(_NAME_PARTS.search(value))
+    return not digits and bool(_KEYWORD.search(value))
 
 
 def _attribute(value: str) -> bool:
@@ -111,7 +128,8 @@ def _inside_word(text: str, key_start: int, key: str) -> bool:
         return False
     camel_case = before.islower() and key[0].isupper()
     ends_a_name = key.lower().startswith(_SUFFIX_KEYS) and not before.isdigit()
-    shouted = key.isupper() and before.isupper()  # SSHPASS, REDISPASS: an environment variable, not bypass
+    # SSHPASS, REDISPASS: an environment variable, not bypass; but SPIN and UPW are words of their own.
+    shouted = key.isupper() and before.isupper() and not key.lower().startswith(("pin", "pw"))
     return not (camel_case or ends_a_name or shouted)
 
 
@@ -123,13 +141,15 @@ def _name_before(text: str, start: int) -> str:
 
 def _assigned(m: re.Match, text: str) -> tuple[int, int, str] | None:
     """(start, end, verdict) of the value when this `key = value` (matched on lowercased text) assigns a credential."""
-    value, sep = _value_of(m, text), m["sep"]
+    value, sep, pin = _value_of(m, text), m["sep"], m["key"].startswith("pin")
     strong = "=" in sep or (value.quoted and (":" in sep or "," in sep))
+    if pin and not _PIN.fullmatch(value.text):
+        return None
     if not strong:
-        if not _password_like(value.text):
+        if not (pin or _password_like(value.text)):
             return None  # prose: `password: stored in the vault`
-        if not sep.strip(" \t") and not m["key"].startswith(_NOUN_KEYS):
-            return None  # only `password X`, `şifre X`, `parola X` read without a separator
+        if not sep.strip(" \t") and not (m["key"].startswith(_NOUN_KEYS) or (pin and m["key"] != "pin")):
+            return None  # only `password X`, `şifre X`, `parola X`, `PIN kodu X` read without a separator
     key_start = _key_start(m)
     if key_start is None:
         return None
@@ -140,16 +160,21 @@ def _assigned(m: re.Match, text: str) -> tuple[int, int, str] | None:
     name = text[name_start:m.end("key")]
     if "," in sep and not _CALL_BEFORE.search(text, max(0, name_start - 8), name_start):
         return None  # `("password", "token")` is a list of names; only a call's first argument names the second
-    if strong and value.quoted:
+    if pin:
+        literal = True  # its digits, checked above
+    elif strong and value.quoted:
         literal = " " not in value.text and len(value.text) >= 6 and not value.text.isalpha()
     elif strong:
         literal = _literal_after_equals(value.text, name, text, value.end)
     else:
         literal = True  # password-like, checked above
     # publicKeyToken, public_key: published on purpose
-    if not literal or "public" in name.lower() or _names_another(value.text) or is_placeholder(value.text, key):
+    if (not literal or "public" in name.lower() or _names_another(value.text) or is_placeholder(value.text, key)
+            or _ALGORITHM.fullmatch(value.text)):
         return None
-    return value.start, value.end, "example" if is_example(value.text) else "secret"
+    password = bool(_PASSWORD_KEYS.match(m["key"])) or pin
+    example = is_example_password(value.text) if password else is_example(value.text)
+    return value.start, value.end, "example" if example else "secret"
 
 
 def find(text: str):
@@ -161,5 +186,6 @@ def find(text: str):
         for m in pattern.finditer(lowered):
             found = _assigned(m, text)
             if found:
-                kind = "password" if _PASSWORD_KEYS.search(m["key"]) else "token" if m["key"] == "token" else "secret"
+                kind = ("PIN" if m["key"].startswith("pin") else "password" if _PASSWORD_KEYS.search(m["key"])
+                        else "token" if m["key"] == "token" else "secret")
                 yield (f"assigned {kind}", *found)

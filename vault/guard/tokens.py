@@ -56,6 +56,17 @@ def is_example(token: str) -> bool:
     return sum(map(token.count, _FILLER)) + 5 * sequences >= 0.6 * len(token)
 
 
+def is_example_password(value: str) -> bool:
+    """A password's value a template shows: a marker word, filler, or one run alone (12345678, abcdef).
+
+    Not `is_example`'s sequences inside it: a fake key is filled with 1234567890abcdef..., but people pick
+    passwords like Abc12345! and Qwerty2024 (a new user's `password=Abc12345!` was kept as a placeholder)."""
+    lowered = value.lower()
+    if any(map(lowered.__contains__, _MARKERS)) or sum(map(value.count, _FILLER)) >= 0.6 * len(value):
+        return True
+    return len(value) >= 4 and (lowered in string.digits or lowered in string.ascii_lowercase)
+
+
 def _verdict(m: re.Match) -> str | None:
     """'secret', 'example', or None when the match is not this kind of token after all."""
     return "example" if is_example(m[0]) else "secret"
@@ -82,7 +93,7 @@ def _url_password(m: re.Match) -> str | None:
     password = m["secret"]
     if len(password) < 3 or is_placeholder(password):
         return None
-    return "example" if password == m["user"] or is_example(password) else "secret"
+    return "example" if password == m["user"] or is_example_password(password) else "secret"
 
 
 _GITLAB_KINDS = ("pat", "dt", "rt", "ptt", "ft", "imt", "oas", "cbt", "soat", "agent", "wt", "ffct")

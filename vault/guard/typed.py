@@ -12,7 +12,7 @@ password. Each pattern starts at a literal command or option and bounds its repe
 import re
 from typing import NamedTuple
 
-from .tokens import Lazy, is_example, is_placeholder
+from .tokens import Lazy, is_example_password, is_placeholder
 
 # A shell word: single-quoted, double-quoted (an unclosed quote runs to the line end: a paste cut short is
 # still a password), or bare.
@@ -128,7 +128,7 @@ def _verdict(value: str, quote: str, alone: bool = False) -> str | None:
         return None
     if alone and not quote and _PROSE.fullmatch(value) and len(value) < 8:
         return None  # "use -p then type it": a short lowercase word after the flag reads as prose
-    return "example" if is_example(value) else "secret"
+    return "example" if is_example_password(value) else "secret"
 
 
 def _piece(text: str, start: int, end: int, after: str, until: str) -> tuple[int, int] | None:

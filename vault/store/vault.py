@@ -14,7 +14,8 @@ from hafiza.vault.format import ignore, layout, model
 from hafiza.vault.errors import AlreadyRemembered, FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
 from hafiza.vault.format.ids import is_valid_id, near, slugify, unique_id
 from hafiza.vault.files import DIR_MODE, MAX_FILE_BYTES, atomic_write
-from hafiza.vault.format.inputs import MAX_REASON_CHARS, MAX_TEXT_CHARS, _content_key, _input, _limit, _merge_aliases, _strings, inherit_aliases
+from hafiza.vault.format.inputs import (MAX_REASON_CHARS, MAX_TEXT_CHARS, _content_key, _input, _limit, _merge_aliases,
+                                       _strings, as_read, inherit_aliases)
 from .hand import HandEdits
 from .lock import DEFAULT_TIMEOUT, locked
 from hafiza.vault.format.model import Memory
@@ -348,7 +349,7 @@ class Vault(HandEdits):
         given = _input(text=text, title=title, type=type, tags=tags, scope=scope, id=id, aliases=aliases,
                        supersedes=supersedes, source=source, claims=claims)
         self._check_fields({key: given[key] or "" for key in ("text", "title", "tags", "aliases", "scope", "source",
-                                                              "claim_text")})
+                                                              "claim_text", "id")})
         memory_id = self._new_id(given["id"], given["title"], self.taken() if taken is None else taken)
         try:
             day = model.as_date(created, "created") or dt.date.today()
@@ -486,7 +487,7 @@ class Vault(HandEdits):
         if not any(p.strip() for p in phrases):
             raise HafizaError("give at least one alias", field="aliases")
         with self.transaction():
-            self.warnings += secrets.check(" ".join(phrases), "aliases") or []
+            self.warnings += secrets.check(as_read(phrases), "aliases") or []
             memory = self.get(memory_id)
             if memory.status != "active":
                 later = f" by {memory.superseded_by}" if memory.superseded_by else ""
