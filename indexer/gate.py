@@ -58,15 +58,15 @@ _OURS = re.compile(r"\b(?:our|ours|we|us|here|burada|biz|bizim|bizde|bizdeki|biz
                    r"|\w+yor(?:uz| muyuz)|\w+(?:mal[ıi]y[ıi]z|meliyiz))\b", re.IGNORECASE)
 
 
+KEYWORD_QUERY_WORDS = 4  # more words than this are a sentence, whatever they are
+
+
 def keyword_query(query: str) -> bool:
     """Whether `query` is a few words naming a subject ("deploy", "redis cache ttl", "paket yöneticisi") rather
     than a sentence: no word of it is a stop word. An agent's query of that form (MCP `recall`) is a search, as
     `hafiza search` is; held to the hook's floor, one word found in many memories ("deploy") found nothing."""
     words = [terms(word)[:1] for word in query.split()]  # each word whole: "on-call", not "on" and "call"
     return 0 < len(words) <= KEYWORD_QUERY_WORDS and all(word and informative(word) for word in words)
-
-
-KEYWORD_QUERY_WORDS = 4
 
 
 def general_question(prompt: str) -> bool:
