@@ -421,6 +421,8 @@ def test_wednesday_verify_after_a_rename_in_the_project(week):
     assert "shop-deploy" in block_ids(a.prompt("deploy it from the repo root", cwd=week.shop))
     assert block_ids(a.prompt("thanks, that fixed it", cwd=week.shop)) == []
     assert a.mcp.ok("recall", query="thanks, that fixed it", scope="shop")["hits"] == []
+    # an agent's search of one word finds it too (the floor of such a search: tests/test_mcp.py)
+    assert "shop-deploy" in [h["id"] for h in a.mcp.ok("recall", query="deploy", scope="shop")["hits"]]
     labels = {h["id"]: h["labels"] for h in a.mcp.ok("recall", query="deploy the shop script", scope="shop")["hits"]}
     assert any("unverified" in label for label in labels.get("shop-deploy", [])), labels
     listed = re.findall(r'href="/memory/([^"?#/]+)"', week.ui.page("/?label=unverified"))
