@@ -97,6 +97,15 @@ def test_real_questions_are_not_silent(prompt):
     ("git rebase ile merge arasındaki farkı anlatır mısın?", True),  # the ending on "fark" (issue 34, round five)
     ("git rebase ile merge farkını açıklar mısın", True),
     ("Grafana ile Kibana'nın genel bir karşılaştırmasını yapar mısın?", True),
+    ("Riverpod vs Bloc in Flutter, when to use which?", True),       # round six: the forms of the spent sets
+    ("what does `git rebase -i` actually do?", True),
+    ("what is OpenAPI as a standard?", True),
+    ("what's the time complexity of a heap push?", True),
+    ("JSON ile TOML arasında hangisini tercih edersin?", True),
+    ("Redis'te veri tipleri nelerdir, sorted set ne zaman kullanılır?", True),
+    ("Vue'da performans için genel öneriler neler?", True),
+    ("which serializer do we use, and when to use which?", False),   # "we"
+    ("bizde hangi kuyruk ne zaman kullanılır?", False),              # "bizde"
     ("staging ile prod farkını anlatır mısın, bizde hangisi önce?", False),
     ("site ile santral farki neydi, kodda hangi isimleri kullaniyoruz", False),  # "we use" as a Turkish verb
     ("SEV1 ile SEV2 arasındaki fark neydi bizde?", False),          # about the team: "bizde"
