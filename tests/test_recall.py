@@ -604,6 +604,29 @@ def test_a_short_prompt_in_a_project_recalls_that_projects_memory_and_no_other(v
     assert ids("reverse a linked list in python?", project="billing-api") == []
 
 
+def test_a_short_prompt_in_a_project_recalls_a_global_memory_titled_with_the_projects_name(vault):
+    # A team that keeps every memory global titles them with the project: "Running tests in fatura-kuyruk" is what
+    # "run the tests" asks for there (issue 34, round six), never another project's tests, and a memory titled with
+    # the project's name that holds too little of what the prompt asks stays out ("stack" and "python").
+    vault.import_many([
+        {"id": "queue-tests", "title": "Running tests in fatura-kuyruk", "tags": ["test", "go"],
+         "text": "Run `go test ./... -race` for unit tests; integration tests need the Entegra sandbox."},
+        {"id": "site-tests", "title": "Running tests in site-yonetim", "tags": ["test", "dotnet"],
+         "text": "`dotnet test` runs the unit tests; integration tests need the compose stack."},
+        {"id": "queue-stack", "title": "fatura-kuyruk stack", "tags": ["go", "stack"],
+         "text": "fatura-kuyruk is written in Go 1.23 and reads jobs from RabbitMQ; its scripts are python."}]
+        + [{"title": f"Tests of service {n}", "text": f"Run the tests of service {n} before a release."} for n in range(6)]
+        + FILLER, source="test")
+    recall = Recall(vault.root)
+
+    def ids(prompt, project):
+        return [h.id for h in recall.search(prompt, mode="keyword", floor=FLOOR, project=project)]
+
+    assert ids("run the tests", "fatura-kuyruk") == ["queue-tests"]
+    assert ids("run the tests", "site-yonetim") == ["site-tests"]
+    assert ids("what's new in python these days?", "fatura-kuyruk") == []
+
+
 def test_a_projects_memory_is_found_by_the_projects_name(vault):
     # The project's name is indexed with the memories scoped to it: a memory of its stack that says only
     # "Java 21" is what "which Java does fatura-motoru use" asks for, not the other memory naming the project.
