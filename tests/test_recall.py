@@ -686,6 +686,8 @@ def test_the_first_of_both_channels_counts_when_nothing_passed_the_floor():
     assert _agreed(cands(keyword_rank=1, idf=0.9, meaning_rank=1, margin=-0.1), FLOOR) is None  # too few words
     assert _agreed(cands(keyword_rank=1, idf=1.0, meaning_rank=1, margin=-0.3), FLOOR) is None  # the background's
     assert _agreed(cands(keyword_rank=1, idf=2.0, meaning_rank=3, margin=0.0), FLOOR) is None  # the channels disagree
+    assert _agreed(cands(keyword_rank=2, idf=1.0, meaning_rank=1, margin=-0.1), FLOOR) == "pager"  # near enough
+    assert _agreed(cands(keyword_rank=3, idf=2.0, meaning_rank=1, margin=0.0), FLOOR) is None  # too far down
     assert _agreed(cands(keyword_rank=1, idf=2.0, meaning_rank=1, margin=0.0), FLOOR.general()) is None
 
 
