@@ -420,6 +420,15 @@ class Recall:
     def _keyword(self, view, words, extra, scope, cands, concepts=None) -> None:
         n = view.reader.doc_count()
         idf = {w: _idf_of(n, view.frequency(w)) for w in dict.fromkeys(words + extra)}  # each looked up once
+        absent = _idf_of(n, 0)
+        # A word no memory holds in any form may be a slip of the fingers: the word it was typed for is asked too. Not
+        # in a long prompt (a pasted log holds dozens of such words, each ~2 lookups a letter), where one word less
+        # matters little.
+        meant = [w for w in dict.fromkeys(view.spelled(w) for w in words if idf[w] >= absent) if w and w not in idf] \
+            if len(words) <= MAX_TERMS else []
+        if meant:
+            words = words + meant
+            idf.update({w: _idf_of(n, view.frequency(w)) for w in meant})
         held = {c: df for c in (concepts or {}) if (df := view.reader.doc_frequency(CONCEPTS, c))}
         # The rarest few: a long prompt, or a short one searched again with its recent turns (_implicit), names
         # dozens of concepts, each a long list to score (a warm keyword search at 1,000 memories, 2.8 -> 8 ms).
@@ -434,7 +443,6 @@ class Recall:
         total = sum(idf[w] for w in _rarest(words, idf, MAX_TERMS)) or 1.0  # what the prompt is most about
         # A word no memory holds matches nothing: pasted ids or log tokens, rarest of all, must not
         # take the places of the words that can match.
-        absent = _idf_of(n, 0)
         words = _rarest([w for w in words if idf[w] < absent], idf, MAX_TERMS)
         extra = _rarest([w for w in _uncommon(extra, idf, n) if idf[w] < absent], idf, MAX_CONTEXT_TERMS)
         if not words and not concepts:

@@ -30,6 +30,9 @@ GATHER = 50  # candidates per channel: gather wide, cut late
 K1, B = 1.2, 0.75  # BM25 parameters (Whoosh's BM25F defaults)
 MAX_CACHED_POSTINGS = 4_000_000  # postings read from Whoosh (~10 bytes each) kept by a long-lived View
 MAX_CACHED_WORDS = 100_000  # document frequencies kept by a long-lived View (a word and an int each)
+# A word no memory holds in any form, of at least this many letters, is read as the word one slip away that memories
+# hold (View.spelled): shorter words have too many neighbours to guess from.
+TYPO_LETTERS = 5
 
 
 def query_terms(text: str) -> list[str]:
@@ -117,6 +120,21 @@ class View:
                 found = self.reader.doc_frequency(PREFIXES, cut)
             self._frequencies[word] = found
         return found
+
+    def spelled(self, word: str) -> str | None:
+        """The word a word no memory holds was most likely typed for: of the words one letter fewer or two
+        neighbouring letters swapped away ("regsitry", "vualt", "standupp") that memories hold as they are, the
+        one most hold. None for a word of fewer than TYPO_LETTERS letters or with other characters. Issue 34,
+        round six: on the twelve spent sets, typo prompts found their memory 8 times more, recall@2 0.755 ->
+        0.757 and wrongly empty 0.104 -> 0.100, silence as before; adding a letter or changing one as well (~30x
+        the lookups) found 3 more. About 2 lookups a letter, for each such word of the prompt."""
+        if len(word) < TYPO_LETTERS or not word.isalpha():
+            return None
+        near = {word[:i] + word[i + 1:] for i in range(len(word))}
+        near |= {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1) if word[i] != word[i + 1]}
+        held = {w: max(self.reader.doc_frequency(f, w) for f in EXACT_FIELDS) for w in near - {word}}
+        best = max(held, key=lambda w: (held[w], w), default=None)
+        return best if best is not None and held[best] else None
 
     def documents(self, field: str, value: str) -> list[int]:
         """The (undeleted) documents whose `field` holds `value`."""

@@ -627,6 +627,27 @@ def test_a_short_prompt_in_a_project_recalls_a_global_memory_titled_with_the_pro
     assert ids("what's new in python these days?", "fatura-kuyruk") == []
 
 
+def test_a_misspelt_word_is_read_as_the_word_one_slip_away(vault):
+    # "regsitry" and "vualt", words no memory holds, were typed for "registry" and "vault" (issue 34, round six): a
+    # letter fewer or two neighbouring letters swapped, among the words memories hold; short words and words with
+    # digits are left as they are.
+    vault.import_many([
+        {"id": "registry", "title": "Container registry", "text": "Images are pushed to the registry at "
+         "registry.lan, one project per repository."},
+        {"id": "secrets", "title": "Secrets in Vault", "text": "Production secrets are read from vault under "
+         "kv/prod/<repo>; never copy them into .env files."}] + FILLER, source="test")
+    recall = Recall(vault.root)
+
+    def ids(prompt):
+        return [h.id for h in recall.search(prompt, mode="keyword", all_scopes=True, floor=FLOOR)]
+
+    assert ids("which regsitry for images?") == ["registry"]  # "images" alone is too little evidence
+    assert ids("secrets vualt'tan nasıl okunur?") == ["secrets"]
+    view = recall.view()
+    assert view.spelled("registyr") == "registry" and view.spelled("vualt") == "vault"
+    assert view.spelled("regs1try") is None and view.spelled("vlt") is None and view.spelled("haiku") is None
+
+
 def test_a_projects_memory_is_found_by_the_projects_name(vault):
     # The project's name is indexed with the memories scoped to it: a memory of its stack that says only
     # "Java 21" is what "which Java does fatura-motoru use" asks for, not the other memory naming the project.
