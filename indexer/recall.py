@@ -43,6 +43,7 @@ CONTEXT_BOOST = 0.3
 MAX_TERMS = 16
 MAX_CONTEXT_TERMS = 8   # half of MAX_TERMS: the recent turns only sharpen what the prompt asks
 MAX_CONCEPTS = 4        # the lexicon's concepts searched for (the rarest): a short prompt names 0-3
+MAX_TYPOS = 4           # words no memory holds read as a slip of the fingers (View.spelled), at most
 # A prompt of at most this many informative words that finds nothing is searched again with the recent turns
 # and the project's name (Recall._implicit), its hits weighed by IMPLICIT_WEIGHT and only among the memories
 # the prompt's own words match. Set by hand (issue 34, lever 2).
@@ -423,9 +424,9 @@ class Recall:
         absent = _idf_of(n, 0)
         # A word no memory holds in any form may be a slip of the fingers: the word it was typed for is asked too. Not
         # in a long prompt (a pasted log holds dozens of such words, each ~2 lookups a letter), where one word less
-        # matters little.
-        meant = [w for w in dict.fromkeys(view.spelled(w) for w in words if idf[w] >= absent) if w and w not in idf] \
-            if len(words) <= MAX_TERMS else []
+        # matters little; and for the first MAX_TYPOS such words only.
+        unknown = [w for w in words if idf[w] >= absent][:MAX_TYPOS] if len(words) <= MAX_TERMS else []
+        meant = [w for w in dict.fromkeys(view.spelled(w) for w in unknown) if w and w not in idf]
         if meant:
             words = words + meant
             idf.update({w: _idf_of(n, view.frequency(w)) for w in meant})
