@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from hafiza.vault import __version__
-from hafiza.vault.errors import HafizaError, VaultNotFound
+from hafiza.vault.errors import HafizaError
 
 from .args import Bar, Command, Parser, UsageError, err, folder
 
@@ -172,10 +172,6 @@ def run(argv: list[str]) -> None:
         parsed.parser.error(str(exc))
     except HafizaError as exc:
         message, code = exc.message, exc.exit_code
-        if top.vault is not None and isinstance(exc, VaultNotFound):  # a bare `hafiza init` makes another
-            import shlex
-
-            message = message.replace("`hafiza init`", f"`hafiza --vault {shlex.quote(str(top.vault))} init`")
     except BrokenPipeError:  # `hafiza list | head`: the reader has gone; nothing to say to it
         import os
 
@@ -208,10 +204,10 @@ def os_message(exc: OSError) -> str:
 
 def vault_root(ctx: Context) -> Path:
     """The vault folder, checked without importing the write path (fast for read commands)."""
-    from hafiza.vault.format.paths import check_sidecar, is_vault
+    from hafiza.vault.format.paths import check_sidecar, is_vault, no_vault
 
     if not is_vault(ctx.root):
-        raise VaultNotFound(f"no vault at {ctx.root}; create one with `hafiza init`")
+        raise no_vault(ctx.root)
     check_sidecar(ctx.root)
     return ctx.root
 

@@ -35,12 +35,13 @@ def mcp_(ctx, http, project, users, sessions, idle):
     """Run the MCP server: recall, remember, update, add_aliases, supersede, forget, mark_used, get, list,
     profile, record_episode, search_sessions, set_fact, get_fact.
 
-    Over stdio (the default) nothing but protocol is written to stdout. With no vault yet, it creates
-    one as `hafiza init` would (and says so on stderr): an agent's first session must not find a
-    server that died before it could say why.
+    Over stdio (the default) nothing but protocol is written to stdout. With no vault yet at the default
+    location, it creates one as `hafiza init` would (and says so on stderr): an agent's first session
+    must not find a server that died before it could say why. A folder named by --vault or HAFIZA_VAULT
+    is never created: with no vault there it exits with an error naming it (`hafiza init` makes one).
     """
     from hafiza.hooks.mcp import serve
-    from hafiza.vault.format.paths import is_vault, project_of
+    from hafiza.vault.format.paths import is_default, is_vault, project_of
 
     address = _address(http) if http else None
     if users:
@@ -56,7 +57,7 @@ def mcp_(ctx, http, project, users, sessions, idle):
             raise HafizaError("--sessions wants a whole number from 1, --idle a number of seconds above 0")
         serve_users(Path(ctx.settings.config), ctx.settings, address, sessions, idle)
         return
-    if not is_vault(ctx.root):
+    if not is_vault(ctx.root) and is_default(ctx.root):  # a misspelt --vault or HAFIZA_VAULT: open_vault's error
         from hafiza.vault.store.vault import Vault
 
         Vault.init(ctx.root, actor="mcp")

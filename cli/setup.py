@@ -64,9 +64,9 @@ def _explicit_vault(ctx):
     """The vault the installed hooks and MCP server must name: this one, unless it is where a process with
     no HAFIZA_VAULT looks anyway. An agent runs hooks in its own environment, which does not have the
     shell's HAFIZA_VAULT: a hook written without it injected nothing, silently."""
-    from hafiza.vault.format.paths import xdg_vault
+    from hafiza.vault.format.paths import is_default
 
-    return None if Path(ctx.root).resolve() == xdg_vault().resolve() else ctx.root
+    return None if is_default(ctx.root) else ctx.root
 
 
 def _report(plan, dry_run: bool, apply) -> None:

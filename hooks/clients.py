@@ -147,12 +147,15 @@ def _nested(o, client: str, events, install: bool, named: bool = False) -> dict:
 
 def targets(o, install: bool) -> tuple[list[Target], list[str]]:
     """The files to edit for `o.client` and the notes to print after an install."""
+    from hafiza.vault.format.paths import is_vault, no_vault
+
     t: _Targets = _Targets()
     notes: list[str] = []
     {"claude-code": _claude, "codex": _codex, "gemini": _gemini, "cursor": _cursor, "goose": _goose,
      "opencode": _opencode}[o.client](o, t, notes, install)
-    if install and not (o.vault or _default_vault()).joinpath(".git").exists():
-        notes.append(f"No vault at {o.vault or _default_vault()} yet: run `hafiza init` (hooks stay silent until then).")
+    root = o.vault or _default_vault()
+    if install and not is_vault(root):  # the command that makes it, for the vault the hooks name
+        notes.append(f"Hooks stay silent until there is a vault: {no_vault(root).message}.")
     return t, notes
 
 

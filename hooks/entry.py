@@ -24,7 +24,7 @@ from pathlib import Path
 from hafiza.indexer.config import Settings, settings
 from hafiza.vault.store import projects
 from hafiza.vault.files import atomic_write
-from hafiza.vault.format.paths import SIDECAR, is_vault, project_of, resolve_vault
+from hafiza.vault.format.paths import SIDECAR, is_vault, no_vault, project_of, resolve_vault
 
 from . import render, session, wire
 from .hafiza_hook import MAX_STDIN, empty, log, warm
@@ -83,7 +83,7 @@ def respond(argv: list[str], raw: bytes, root: Path, environ, ask, record: bool 
         event = normalise(argv[0], argv[1], data if isinstance(data, dict) else {})
         client = event.client
         if not is_vault(root):
-            log(None, f"{event.client} {event.kind}: no vault at {root}; nothing injected")
+            log(None, f"{event.client} {event.kind}: {no_vault(root).message}; nothing injected")
             text = ""
         else:
             text = handle(event, root, ask, record)

@@ -338,11 +338,11 @@ def _write(path: Path, text: str, mode: int | None) -> None:
 def check_clients(vault) -> Check:
     """Each installed client: its hooks and MCP entry present, runnable with this interpreter, naming this vault."""
     from hafiza.indexer.doctor import Check
-    from hafiza.vault.format.paths import xdg_vault
+    from hafiza.vault.format.paths import is_default
 
     from .payload import CLIENTS
 
-    here = None if vault.root.resolve() == xdg_vault().resolve() else vault.root
+    here = None if is_default(vault.root) else vault.root
     installed, stale = [], []
     for client in CLIENTS:
         try:

@@ -274,7 +274,8 @@ def test_a_missing_vault_is_one_error_line(tmp_path, command):
     proc = run_cli("--vault", str(tmp_path / "nowhere"), *command, check=False)
     assert proc.returncode == 2
     assert error_line(proc) == (f"Error: no vault at {tmp_path / 'nowhere'}; create one with "
-                                f"`hafiza --vault {shlex.quote(str(tmp_path / 'nowhere'))} init`")  # a bare `hafiza init` makes another
+                                f"`hafiza --vault {shlex.quote(str(tmp_path / 'nowhere'))} init`, or correct "
+                                "--vault or HAFIZA_VAULT if you meant another folder")  # a bare `hafiza init` makes another
     assert not (tmp_path / "nowhere").exists()
 
 

@@ -123,7 +123,8 @@ def test_a_memory_is_updated_in_place_from_the_cli_and_through_mcp(vault):
     assert refused.returncode == 4 and vault.get("lint").title == "Linting"
 
 
-def test_mcp_names_itself_lists_every_tool_in_help_and_creates_a_missing_vault(tmp_path, vault):
+def test_mcp_names_itself_lists_every_tool_in_help_and_creates_a_missing_vault_where_it_looks_by_default(
+        tmp_path, vault, monkeypatch):
     from importlib.metadata import version
 
     import anyio
@@ -138,9 +139,13 @@ def test_mcp_names_itself_lists_every_tool_in_help_and_creates_a_missing_vault(t
     assert (info.name, info.version) == ("hafiza", version("hafiza"))  # the installed distribution's
     help_text = " ".join(run_cli("mcp", "--help").stdout.split())
     assert all(name in help_text for name, _, _ in TOOLS)
-    fresh = tmp_path / "fresh-vault"
-    proc = run_cli("--vault", str(fresh), "mcp", input="", check=False)  # stdin closed: it ends at once
-    assert (fresh / "memories").is_dir() and "created a vault" in proc.stderr
+    named = tmp_path / "fresh-vault"
+    proc = run_cli("--vault", str(named), "mcp", input="", check=False)  # stdin closed: it ends at once
+    assert proc.returncode == 2 and "hafiza --vault" in proc.stderr and not named.exists()  # only `init` makes it
+    monkeypatch.delenv("HAFIZA_VAULT")  # the default location: an agent's first session there gets a server
+    proc = run_cli("mcp", input="", check=False)
+    fresh = tmp_path / "home" / ".local" / "share" / "hafiza" / "vault"
+    assert (fresh / "memories").is_dir() and f"created a vault at {fresh}" in proc.stderr
 
 
 def test_list_and_search_json_agree_on_path(vault):

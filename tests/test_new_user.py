@@ -2,8 +2,17 @@
 features meet (the trial run of 2026-12-07): each test is one thing that went wrong there."""
 
 import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import Implementation
 
 from conftest import git_subjects, run_cli
+from test_hooks import ASKED, console
 
 
 def test_superseding_again_writes_nothing_so_undo_takes_back_the_supersession(vault):
@@ -70,3 +79,33 @@ def test_list_refuses_a_scope_that_is_not_one(vault):
     proc = run_cli("list", "--scope", "web", check=False)
     assert proc.returncode == 2 and "'web' is not 'global' or 'project:<name>'" in proc.stderr
     assert run_cli("list", "--scope", "project:web").stdout.startswith("thursdays")
+
+
+def test_a_misspelt_vault_is_never_created_and_every_channel_says_so_alike(tmp_path, vault):
+    """HAFIZA_VAULT=~/.local/share/hafiza/vualt: the MCP server made an empty vault there, so the agent wrote
+    where nobody reads. Only `hafiza init` makes a vault in a named folder; each channel names the folder and
+    the command, and the hook fails open."""
+    typo = tmp_path / "vualt"
+    env = {"HAFIZA_VAULT": str(typo)}
+    told = (f"Error: no vault at {typo}; create one with `hafiza --vault {typo} init`, or correct --vault or "
+            "HAFIZA_VAULT if you meant another folder")
+    for command in (("search", "deploy"), ("remember", "Deploys go out on Thursdays."), ("used", "x"),
+                    ("fact", "set", "acme", "city", "İzmir"), ("mcp",), ("ui", "--no-browser")):
+        proc = run_cli(*command, env=env, input="", check=False)
+        assert (proc.returncode, proc.stdout, proc.stderr.strip()) == (2, "", told), command
+
+    async def connect():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "hafiza.cli.main", "mcp"],
+                                       env={**os.environ, **env})
+        with anyio.fail_after(60):
+            async with Client(params, client_info=Implementation(name="test-agent", version="1.0")) as client:
+                await client.call_tool("remember", {"text": "Deploys go out on Thursdays."})
+
+    with pytest.raises(Exception):  # a real client: the server is gone before it answers
+        anyio.run(connect)
+    assert console("claude-code", ASKED, env).stdout == b""  # fails open
+    log = (Path.home() / ".cache" / "hafiza" / "hooks.log").read_text()
+    assert f"claude-code prompt: {told.removeprefix('Error: ')}; nothing injected" in log
+    assert not typo.exists()
+    run_cli("--vault", str(typo), "init", env=env)  # what the error says to run makes it
+    assert run_cli("remember", "Deploys go out on Thursdays.", env=env).returncode == 0

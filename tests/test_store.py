@@ -429,7 +429,7 @@ def test_init_is_idempotent_and_ignores_the_sidecar(vault):
 def test_a_folder_that_is_not_a_vault_is_refused(tmp_path):
     from hafiza.vault.errors import VaultNotFound
 
-    with pytest.raises(VaultNotFound, match="hafiza init"):
+    with pytest.raises(VaultNotFound, match="init"):
         Vault(tmp_path / "nowhere").remember("x")
     assert not (tmp_path / "nowhere").exists()
 

@@ -544,6 +544,12 @@ def test_saturday_sync_conflicting_edits_and_resolve(week):
     a.next_day(WEEK[5])
     a.run("sync")
     b.day = WEEK[5]
+    # B's agent starts before the vault is cloned: its MCP server must not make an empty vault where
+    # HAFIZA_VAULT points (the agent would write there, unsynced); it names the folder and exits, the hook is
+    # silent, and nothing is made but by `init`.
+    started = b.run("mcp", input="", ok=False)
+    assert started.returncode == 2 and f"`hafiza --vault {b.root} init`" in started.stderr, started.stderr
+    assert b.prompt("which staging server and port do we use?") == "" and not b.root.exists()
     b.run("init", "--from", str(week.remote))
     b.next_day(WEEK[5])
     week.pending["b"] = dict(week.pending["a"])  # what waits on A came with the clone

@@ -28,6 +28,26 @@ def xdg_vault() -> Path:
     return Path(data) / "hafiza" / "vault"
 
 
+def is_default(root: str | os.PathLike) -> bool:
+    """Whether `root` is the default location (`xdg_vault`), rather than a folder named by --vault or
+    HAFIZA_VAULT: the installers name only another folder in the commands they write."""
+    return Path(root).resolve() == xdg_vault().resolve()
+
+
+def no_vault(root: str | os.PathLike):
+    """The VaultNotFound for a folder that holds no vault: it names the folder and the command that makes one
+    there. Only `hafiza init` makes a vault in a named folder: a misspelt HAFIZA_VAULT must not become a vault
+    nobody reads (the MCP server makes one, on its first start, at the default location alone: docs/mcp.md)."""
+    import shlex
+
+    from hafiza.vault.errors import VaultNotFound
+
+    if is_default(root):
+        return VaultNotFound(f"no vault at {root}; create one with `hafiza init`")
+    return VaultNotFound(f"no vault at {root}; create one with `hafiza --vault {shlex.quote(str(root))} init`, "
+                         "or correct --vault or HAFIZA_VAULT if you meant another folder")
+
+
 def config_dir(environ=os.environ) -> Path:
     """The user's hafiza config folder: `$XDG_CONFIG_HOME/hafiza`, else ~/.config/hafiza.
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import changes, journal, usage
 from hafiza.vault.format import ignore, layout, model
-from hafiza.vault.errors import AlreadyRemembered, FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused, VaultNotFound
+from hafiza.vault.errors import AlreadyRemembered, FrontmatterError, GitError, HafizaError, MemoryNotFound, SecretRefused
 from hafiza.vault.format.ids import is_valid_id, near, slugify, unique_id
 from hafiza.vault.files import DIR_MODE, MAX_FILE_BYTES, atomic_write
 from hafiza.vault.format.inputs import (MAX_REASON_CHARS, MAX_TEXT_CHARS, _content_key, _input, _limit, _merge_aliases,
@@ -20,7 +20,7 @@ from .hand import HandEdits
 from .lock import DEFAULT_TIMEOUT, locked
 from hafiza.vault.format.model import Memory
 from hafiza.vault.format.text import plural
-from hafiza.vault.format.paths import MEMORIES, SIDECAR, WRITE_LOCK, check_sidecar, is_vault
+from hafiza.vault.format.paths import MEMORIES, SIDECAR, WRITE_LOCK, check_sidecar, is_vault, no_vault
 
 FOLD_AFTER = dt.timedelta(days=1)  # fold the usage log on any commit once it is this old
 UNDO_HORIZON = 500  # commits `undo` looks back through for the latest change not yet undone
@@ -103,7 +103,7 @@ class Vault(HandEdits):
 
     def require(self) -> "Vault":
         if not self.exists():
-            raise VaultNotFound(f"no vault at {self.root}; create one with `hafiza init`")
+            raise no_vault(self.root)
         check_sidecar(self.root)
         return self
 
