@@ -250,22 +250,27 @@ def forget(ctx, memory_id, reason, as_json):
 @cli.command(
     arg("memory_ids", nargs="+", type=memory_id),
     arg("--session", help="Session id, for the usage log."),
-    flag("--json", "as_json", help="Print the ids recorded, and by which vault, as JSON."),
+    flag("--json", "as_json", help="Print the ids recorded, by which vault, and those no memory has (`unknown`, "
+                                   "each with the ids it may mean) as JSON."),
 )
 def used(ctx, memory_ids, session, as_json):
     """Record that memories were useful (the only upward usefulness signal); a team vault's memory
     counts in that team vault. Logged, not committed: `hafiza fold` (or any write once the log is a day old)
-    commits the counts."""
-    from hafiza.vault.sync.teams import PERSONAL, by_owner, readable
+    commits the counts. An id no memory has is named with the ids it may mean, and the others are
+    recorded all the same; the exit status is then 3, as for an unknown id alone."""
+    from hafiza.vault.errors import MemoryNotFound
+    from hafiza.vault.sync.teams import PERSONAL, readable, record_uses
 
-    owners = by_owner(ctx.root, readable(Path(ctx.settings.config)), memory_ids)  # each id once
-    recorded = []
-    for name, ids in owners.items():
-        recorded += open_vault(ctx, to=None if name == PERSONAL else name).record_use(ids, session)
+    uses = record_uses(ctx.root, readable(Path(ctx.settings.config)), memory_ids,
+                       lambda name: open_vault(ctx, to=None if name == PERSONAL else name), session)
     if as_json:
-        emit({"recorded": recorded, "vaults": owners})
+        emit(uses.to_json())
     else:  # what was recorded, not what was typed: `used a a` is one use of one memory
-        print(f"recorded use of {len(recorded)} memor{'y' if len(recorded) == 1 else 'ies'}")
+        print(f"recorded use of {plural(len(uses.recorded), 'memory')}")
+    for exc in uses.unknown.values():
+        err(f"Error: {exc.message}")
+    if uses.unknown:
+        sys.exit(MemoryNotFound.exit_code)
 
 
 @cli.command(

@@ -33,7 +33,7 @@ from hafiza.vault.store import usage
 from hafiza.vault.errors import AlreadyRemembered, HafizaError
 from hafiza.vault.format.model import TYPES
 from hafiza.vault.format.paths import SIDECAR
-from hafiza.vault.sync.teams import PERSONAL, by_owner, owner, readable, stamp
+from hafiza.vault.sync.teams import PERSONAL, owner, readable, record_uses, stamp
 from hafiza.vault.format.layout import memory_rel
 from hafiza.vault.format.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
                                  MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS)
@@ -158,8 +158,15 @@ class ListResult(BaseModel):
     memories: list[MemoryRef]
 
 
+class UnknownId(BaseModel):
+    id: str
+    error: str = Field(description="why it was not recorded, with the ids it may mean ('; did you mean: a, b?')")
+    near: list[str] = Field(description="the ids it may mean, likeliest first")
+
+
 class MarkUsedResult(BaseModel):
     recorded: list[str]
+    unknown: list[UnknownId] = Field(default=[], description="ids no memory has, not recorded (the others were)")
 
 
 class ProfileLine(BaseModel):
@@ -537,14 +544,14 @@ class Memories:
     ) -> MarkUsedResult:
         """Record that recalled memories actually helped with the task. This is the only signal that raises
         a memory's usefulness; memories that are shown often and never used rank lower over time. Call it
-        once per task, only for memories you relied on."""
+        once per task, only for memories you relied on. An id no memory has is returned in `unknown` with the
+        ids it may mean, and the others are recorded; when none is known, the call fails."""
         with tool_errors():
             if not ids:
                 raise HafizaError("give at least one id", field="ids")
-            recorded = []
-            for name, found in by_owner(self.root, self.teams, ids).items():  # a team memory counts in its vault
-                recorded += self._vault(to=name).record_use(found)
-            return MarkUsedResult(recorded=recorded)
+            uses = record_uses(self.root, self.teams, ids, lambda name: self._vault(to=name))
+            found = uses.to_json()
+            return MarkUsedResult(recorded=found["recorded"], unknown=found["unknown"])
 
     def get(self, id: Annotated[str, Field(description="a memory id from recall or list")]) -> MemoryDetail:
         """One memory in full: text, tags, history links (supersedes / superseded_by), usage counts."""

@@ -114,7 +114,7 @@ def test_used_then_fold_json(vault):
     vault.remember("Deploy only from main.", id="deploy")
     before = git_head(vault.root)
     data = as_json("used", "pnpm", "deploy", "pnpm")  # each id once
-    assert data == {"recorded": ["pnpm", "deploy"], "vaults": {"personal": ["pnpm", "deploy"]}}
+    assert data == {"recorded": ["pnpm", "deploy"], "vaults": {"personal": ["pnpm", "deploy"]}, "unknown": []}
     assert git_head(vault.root) == before  # logged, not committed
     data = as_json("fold")
     assert data == {"folded": 2, "commit": git_head(vault.root)} and git_head(vault.root) != before

@@ -407,7 +407,7 @@ BAD_INPUT = [
     ("supersede", {"old_id": "kept", "new_id": "no-such-memory", "reason": "r"}, "new_id"),
     ("forget", {"id": "no-such-memory", "reason": "r"}, "id"),
     ("get", {"id": "no-such-memory"}, "id"),
-    ("mark_used", {"ids": ["kept", "no-such-memory"]}, "ids"),
+    ("mark_used", {"ids": ["no-such-memory", "nor-this-one"]}, "ids"),
     ("mark_used", {"ids": []}, "ids"),
     ("recall", {"query": " "}, "query"),
     ("recall", {"query": "x", "limit": 0}, "limit"),
@@ -429,7 +429,7 @@ def test_bad_input_is_a_tool_error_naming_the_field_and_nothing_is_written(vault
 
     anyio.run(main)
     assert git_subjects(vault.root) == before and memory_files(vault.root) == files
-    assert usage.pending(vault.sidecar) == {}  # not even a use was logged for the half-valid mark_used
+    assert usage.pending(vault.sidecar) == {}  # not even a use was logged
 
 
 def test_a_query_of_a_few_words_is_a_search_and_a_sentence_is_held_to_the_hooks_floor(vault):
@@ -449,6 +449,31 @@ def test_a_query_of_a_few_words_is_a_search_and_a_sentence_is_held_to_the_hooks_
             assert (await ok(client, "recall", query="ok, I will deploy it later"))["hits"] == []
 
     anyio.run(main)
+
+
+def test_mark_used_records_the_known_ids_and_names_an_unknown_one_as_hafiza_used_does(vault):
+    """One misspelt id of three failed the whole call, and the agent's two real uses were lost."""
+    vault.remember("Deploy billing only from main.", id="deploy-billing-from-main")
+    vault.remember("Run the gateway load test with k6.", id="gateway-k6")
+    before = git_subjects(vault.root)
+    asked = ["gateway-k6", "deploy-biling-from-main", "deploy-billing-from-main"]
+    told = "no memory with id 'deploy-biling-from-main'; did you mean: deploy-billing-from-main?"
+
+    async def main():
+        async with inproc(vault.root) as client:
+            return await ok(client, "mark_used", ids=asked)
+
+    done = anyio.run(main)
+    assert done == {"recorded": ["gateway-k6", "deploy-billing-from-main"], "unknown": [
+        {"id": "deploy-biling-from-main", "error": told, "near": ["deploy-billing-from-main"]}]}
+    assert {i: c.used for i, c in usage.pending(vault.sidecar).items()} == {"gateway-k6": 1, "deploy-billing-from-main": 1}
+    cli = run_cli("used", *asked, "--json", check=False)  # the command line: the same answer, and exit 3
+    assert cli.returncode == 3 and cli.stderr == f"Error: {told}\n"
+    assert {k: v for k, v in json.loads(cli.stdout).items() if k != "vaults"} == done
+    text = run_cli("used", *asked, check=False)
+    assert (text.returncode, text.stdout, text.stderr) == (3, "recorded use of 2 memories\n", f"Error: {told}\n")
+    assert {i: c.used for i, c in usage.pending(vault.sidecar).items()} == {"gateway-k6": 3, "deploy-billing-from-main": 3}
+    assert git_subjects(vault.root) == before  # logged, as every use is; the next fold commits the counts
 
 
 def test_mark_used_raises_usefulness(vault):

@@ -600,6 +600,10 @@ def test_saturday_promote_to_the_team(week):
     assert "second-reviewer" in block_ids(block) and "vault: team" in block, block
     recalled = a.mcp.ok("recall", query="billing production deploys second reviewer")["hits"]
     assert any(h["id"] == "second-reviewer" and h["vault"] == "team" for h in recalled), recalled
+    # The agent marks what helped, one id misspelt: the others count, each in its own vault, the typo is named.
+    used = a.mcp.ok("mark_used", ids=["second-reviewer", "pr-aprovals", "deploy-from-main"])
+    assert used["recorded"] == ["second-reviewer", "deploy-from-main"], used
+    assert [(u["id"], u["near"][:1]) for u in used["unknown"]] == [("pr-aprovals", ["pr-approvals"])], used
     invariants(week)
     known.settle()
 

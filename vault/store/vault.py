@@ -674,6 +674,15 @@ class Vault(HandEdits):
 
     def record_use(self, ids, session: str | None = None) -> list[str]:
         """Log a use of each id (the only upward usefulness signal); unknown ids raise."""
+        missing = self.unknown(ids)
+        if missing:
+            raise MemoryNotFound(f"no memory with id {missing[0]!r}", field="ids",
+                                 near=near(missing[0], (m.id for m in self.load_all()[0])))
+        usage.append(self.sidecar, "used", ids, session)
+        return list(ids)
+
+    def unknown(self, ids) -> list[str]:
+        """Those of `ids` that name neither a memory of this vault nor an attribute of one of its fact notes."""
         from hafiza.vault.facts import note_of
 
         # A recalled fact's use is logged like a memory's (folding passes it by: its note has no counters).
@@ -682,11 +691,7 @@ class Vault(HandEdits):
         if missing:  # only then ask which file declares it, for hand-made files named otherwise
             taken = self.taken()
             missing = [i for i in missing if i not in taken]
-        if missing:
-            raise MemoryNotFound(f"no memory with id {missing[0]!r}", field="ids",
-                                 near=near(missing[0], (m.id for m in self.load_all()[0])))
-        usage.append(self.sidecar, "used", ids, session)
-        return list(ids)
+        return missing
 
     def fold(self) -> int:
         """Write pending usage counts into frontmatter as one commit; returns memories touched."""

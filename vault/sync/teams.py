@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from hafiza.vault.errors import HafizaError
+from hafiza.vault.errors import HafizaError, MemoryNotFound
 from hafiza.vault.format.layout import existing
 from hafiza.vault.format.paths import MEMORIES, is_vault
 
@@ -109,6 +109,41 @@ def by_owner(personal: Path, teams: dict[str, Path], ids) -> dict[str, list[str]
     for mem_id in dict.fromkeys(ids):
         grouped.setdefault(owner(personal, teams, mem_id), []).append(mem_id)
     return grouped
+
+
+class Uses(NamedTuple):
+    """What `record_uses` did: the ids whose use it logged, by vault, and the error of each id no vault has."""
+
+    vaults: dict[str, list[str]]
+    unknown: dict[str, MemoryNotFound]  # id -> its error, which names the ids it may mean
+
+    @property
+    def recorded(self) -> list[str]:
+        return [mem_id for ids in self.vaults.values() for mem_id in ids]
+
+    def to_json(self) -> dict:
+        return {"recorded": self.recorded, "vaults": self.vaults,
+                "unknown": [{"id": mem_id, "error": exc.message, "near": exc.near} for mem_id, exc in self.unknown.items()]}
+
+
+def record_uses(personal: Path, teams: dict[str, Path], ids, open_vault, session: str | None = None) -> Uses:
+    """Log a use of each of `ids` (each once) in the vault holding it (`owner`: a team's memory counts in its
+    team vault); `open_vault(name)` opens PERSONAL or a team vault by name. An id no vault has is left out and
+    named in `unknown`, with the ids of every vault it may mean, so one typo does not lose the others' uses;
+    when no id is known, nothing is logged and the first one's MemoryNotFound is raised."""
+    from hafiza.vault.format.ids import near
+
+    grouped = by_owner(personal, teams, ids)
+    vaults = {name: open_vault(name) for name in grouped}
+    unknown = {}
+    if missing := (vaults[PERSONAL].unknown(grouped[PERSONAL]) if PERSONAL in grouped else []):  # none has it: yours
+        every = [m.id for name in [PERSONAL, *sorted(teams)]
+                 for m in (vaults[name] if name in vaults else open_vault(name)).load_all()[0]]
+        unknown = {i: MemoryNotFound(f"no memory with id {i!r}", field="ids", near=near(i, every)) for i in missing}
+        grouped[PERSONAL] = [i for i in grouped[PERSONAL] if i not in unknown]
+        if not any(grouped.values()):
+            raise unknown[missing[0]]
+    return Uses({name: vaults[name].record_use(found, session) for name, found in grouped.items() if found}, unknown)
 
 
 def save(config: Path, teams: dict[str, Team]) -> None:
