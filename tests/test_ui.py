@@ -136,7 +136,7 @@ def test_bidi_and_control_characters_are_shown_as_code_points(client, vault):
     vault.remember("invoice\u202efdp.exe and bell\x07", id="bidi")
     _, html = client.get("/memory/bidi")
     assert 'U+202E</span>fdp.exe' in html and "U+0007" in html
-    assert re.search(r"holds [1-9]\d* hidden character\(s\)", html)
+    assert re.search(r"holds ([2-9]|\d\d+) hidden characters", html)
     assert "\u202e" not in html and "\x07" not in html  # not even in the editor, where it would turn the line
     box = re.search(r'<textarea id="text"[^>]*>(.*?)</textarea>', html, re.S).group(1)
     assert "invoice\u27e6U+202E\u27e7fdp.exe" in box
@@ -164,12 +164,33 @@ def test_the_list_is_paged_and_filtered(client, vault):
     assert "0 memories" in html
 
 
+def test_every_count_on_every_screen_agrees_with_its_number(client, vault):
+    """The list said "1 memories" (and a search "1 match"es nowhere: "3 match"); each count a screen prints is
+    `vault/format/text.plural`'s, as the commands print it."""
+    import datetime as dt
+
+    old = (dt.date.today() - dt.timedelta(days=200)).isoformat()
+    (vault.memories_dir / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    vault.import_many([{"text": "Deploy with make ship\u200b, never on Fridays.", "id": "ship", "title": "Make ship",
+                        "created": old}], source="test")
+    pages = {path: client.get(path)[1] for path in ("/", "/?q=make+ship", "/memory/ship", "/health")}
+    assert "1 memory<" in pages["/"] and "1 match<" in pages["/?q=make+ship"]
+    assert "1 file left out of the list" in pages["/"] and "holds 1 hidden character (" in pages["/memory/ship"]
+    health = pages["/health"]
+    assert "1 memory (1 active) · 3 commits" in health and "— 1 active memory older than 90 days" in health
+    assert "<summary>1 detail</summary>" in health  # the file that does not parse
+    vault.remember("Ship again on Mondays.", id="ship-monday")
+    assert "2 matches<" in client.get("/?q=ship")[1] and "2 memories<" in client.get("/")[1]
+    for path, page in pages.items():
+        assert not re.search(r"\b1 (memories|matches|files|texts|commits|details|hidden characters)\b", page), path
+
+
 def test_labels_and_sorts_follow_the_files(client, vault):
     vault.remember("Old way to deploy", id="old")
     vault.remember("New way to deploy", id="new", supersedes=["old"])
     vault.record_use(["new", "new"])
     _, html = client.get("/?label=superseded&status=all")
-    assert "1 memories" in html and "/memory/old" in html
+    assert "1 memory<" in html and "/memory/old" in html
     _, html = client.get("/?sort=most-used")
     assert html.index("/memory/new") < html.index("</tbody>")
     assert re.search(r"0 · 2</td>", html)  # used twice, from the log not yet folded

@@ -13,7 +13,7 @@ from markupsafe import Markup, escape
 from starlette.responses import HTMLResponse, RedirectResponse
 
 from hafiza.vault.format.properties import claim_line, unlink
-from hafiza.vault.format.text import visible
+from hafiza.vault.format.text import plural, visible
 
 HERE = Path(__file__).parent
 
@@ -85,6 +85,7 @@ def _env() -> Environment:
     env.filters["editable"] = editable
     env.filters["linked"] = linked
     env.filters["claim"] = claim_line  # a claim as the file holds it: `path scripts/seed.py`
+    env.filters["plural"] = plural  # `{{ n|plural("memory") }}`: `1 memory`, `2 memories`, as the commands count
     env.globals["urlencode"] = lambda params: urlencode(params)
     return env
 
