@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hafiza.hooks.payload import CLIENTS
 
-from .app import cli
+from .app import cli, emit
 from .args import UsageError, arg, flag, folder
 
 CLIENT = arg("client", choices=CLIENTS, help="claude-code, codex, gemini, cursor, goose or opencode.")
@@ -14,18 +14,22 @@ SCOPE = arg("--scope", choices=("user", "project"), default="user",
             help="Your own config files, or the current project's (they hold this machine's paths).")
 DRY_RUN = flag("--dry-run", help="Print the diff of every file it would change, and what it would create, update "
                                  "or remove; write nothing.")
+JSON = flag("--json", "as_json", help="Print each file (and folder) with what was done to it, in the words of the "
+                                      "text report (created, updated, unchanged, removed, restored; under --dry-run "
+                                      "`would create`...), the diff of a dry run and the notes, as JSON.")
 
 
 @cli.command(
     CLIENT,
     SCOPE,
     DRY_RUN,
+    JSON,
     flag("--no-mcp", help="Leave the MCP server out."),
     flag("--no-hooks", help="Leave the hooks (and opencode plugin, goose wrapper) out."),
     arg("--plugin", dest="plugin_dir", type=folder,
         help="claude-code: also write a Claude Code plugin folder here, with this interpreter's paths."),
 )
-def install(ctx, client, scope, dry_run, no_mcp, no_hooks, plugin_dir):
+def install(ctx, client, scope, dry_run, as_json, no_mcp, no_hooks, plugin_dir):
     """Connect CLIENT: hooks that recall memories on every prompt, and the MCP server.
 
     CLIENT is claude-code, codex, gemini, cursor, goose or opencode. Safe to
@@ -38,17 +42,18 @@ def install(ctx, client, scope, dry_run, no_mcp, no_hooks, plugin_dir):
         raise UsageError("--plugin is for claude-code only")
     plan = plan_install(Options(client, scope=scope, hooks=not no_hooks, mcp=not no_mcp,
                                 vault=_explicit_vault(ctx), plugin_dir=plugin_dir))
-    _report(plan, dry_run, apply)
+    _report(plan, dry_run, apply, as_json)
 
 
 @cli.command(
     CLIENT,
     SCOPE,
     DRY_RUN,
+    JSON,
     arg("--plugin", dest="plugin_dir", type=folder,
         help="claude-code: also remove the plugin folder written by `install --plugin`."),
 )
-def uninstall(ctx, client, scope, dry_run, plugin_dir):
+def uninstall(ctx, client, scope, dry_run, as_json, plugin_dir):
     """Remove what `hafiza install CLIENT` added, and nothing else.
 
     A file that only changed by the install comes back byte for byte (from its
@@ -57,7 +62,7 @@ def uninstall(ctx, client, scope, dry_run, plugin_dir):
     """
     from hafiza.hooks.install import Options, apply, plan_uninstall
 
-    _report(plan_uninstall(Options(client, scope=scope, plugin_dir=plugin_dir)), dry_run, apply)
+    _report(plan_uninstall(Options(client, scope=scope, plugin_dir=plugin_dir)), dry_run, apply, as_json)
 
 
 def _explicit_vault(ctx):
@@ -69,9 +74,14 @@ def _explicit_vault(ctx):
     return None if is_default(ctx.root) else ctx.root
 
 
-def _report(plan, dry_run: bool, apply) -> None:
+def _report(plan, dry_run: bool, apply, as_json: bool = False) -> None:
     """A line per file (and folder): created, updated, removed, restored or unchanged; under --dry-run, the
-    diff and what would be done, since nothing is."""
+    diff and what would be done, since nothing is. With `as_json`, the same as one JSON object."""
+    if as_json:
+        if not (plan.empty or dry_run):
+            apply(plan)
+        emit(plan.to_json(dry_run))
+        return
     if plan.empty:
         for line in plan.lines(dry_run):
             print(line)

@@ -98,15 +98,27 @@ class Plan:
         """Nothing to write or remove."""
         return not (self.changes or self.drop_backups or self.folders)
 
-    def lines(self, dry_run: bool) -> list[str]:
-        """A line per file and folder: what `apply` did to it, or with `dry_run` what it would do."""
+    def steps(self, dry_run: bool) -> list[tuple[str, str, str]]:
+        """(what `apply` did, or with `dry_run` would do, path, why) for each file and folder (a folder's
+        path ends in a separator)."""
         steps = [(c.verb, str(c.path), c.why) for c in self.changes]
         steps += [("removed", str(b), "the pre-install copy") for b in self.drop_backups]
         steps += [("removed", f"{folder}{os.sep}", "install created it, and nothing else is in it")
                   for folder in self.folders]
         steps += [("unchanged", str(p), "") for p in self.unchanged]
-        return [f"{WOULD[verb] if dry_run else verb} {path}" + (f" ({why})" if why else "")
-                for verb, path, why in steps]
+        return [(WOULD[verb] if dry_run else verb, path, why) for verb, path, why in steps]
+
+    def lines(self, dry_run: bool) -> list[str]:
+        """A line per file and folder: what `apply` did to it, or with `dry_run` what it would do."""
+        return [f"{done} {path}" + (f" ({why})" if why else "") for done, path, why in self.steps(dry_run)]
+
+    def to_json(self, dry_run: bool) -> dict:
+        """What the text report says, for a script: each file's `result` in the words of its line, the diff
+        a dry run prints, and the notes (uninstall's only when it changed something)."""
+        notes = self.notes if not self.empty or self.action == "install" else []
+        return {"client": self.client, "action": self.action, "dry_run": dry_run, "changed": not self.empty,
+                "files": [{"path": path, "result": done, "why": why or None} for done, path, why in self.steps(dry_run)],
+                "diff": self.diff() if dry_run else None, "notes": notes}
 
 
 def interpreter() -> str:

@@ -118,6 +118,40 @@ def test_each_file_is_said_created_updated_or_unchanged_and_a_dry_run_says_would
     assert snapshot(home()) == {str(state): b'{"numStartups": 1}\n'} and list(home().iterdir()) == [state]
 
 
+def test_json_says_of_each_file_what_the_text_says_dry_run_too():
+    """`install` and `uninstall` were the write commands without --json; a script reads each file's result in the
+    words of the text report's line for it."""
+    write(home() / ".claude.json", '{"numStartups": 1}\n')
+    settings, state = home() / ".claude" / "settings.json", home() / ".claude.json"
+
+    def said(*args) -> tuple[dict, list[tuple[str, str]]]:
+        """(the JSON report, (result, path) of each line the text report of the same run gives)."""
+        data = json.loads(run_cli(*args, "--json").stdout)
+        files = [(f["result"], f["path"] + (f" ({f['why']})" if f["why"] else "")) for f in data["files"]]
+        return data, files
+
+    dry, files = said("install", "claude-code", "--dry-run")
+    assert files == [("would create", str(settings)), ("would update", str(state))] and not settings.exists()
+    assert dry["dry_run"] and dry["changed"] and f"+++ b{settings}" in dry["diff"]
+    text = run_cli("install", "claude-code", "--dry-run").stdout
+    assert [f"{result} {path}" for result, path in files] == [x for x in text.splitlines() if x.startswith("would ")]
+    assert dry["notes"] and all(f"\n{note}\n" in text for note in dry["notes"])  # "no vault at ..." among them
+    done, files = said("install", "claude-code")
+    assert files == [("created", str(settings)), ("updated", str(state))] and settings.exists()
+    assert (done["client"], done["action"], done["dry_run"], done["diff"]) == ("claude-code", "install", False, None)
+    again, files = said("install", "claude-code")
+    assert files == [("unchanged", str(settings)), ("unchanged", str(state))] and not again["changed"]
+    _, files = said("uninstall", "claude-code", "--dry-run")
+    assert [result for result, _ in files] == ["would remove", "would restore", "would remove", "would remove"]
+    gone, files = said("uninstall", "claude-code")
+    assert files == [("removed", str(settings)), ("restored", f"{state} (as it was before the install, from its backup)"),
+                     ("removed", f"{state}.hafiza-backup (the pre-install copy)"),
+                     ("removed", f"{settings.parent}{os.sep} (install created it, and nothing else is in it)")]
+    assert gone["action"] == "uninstall" and snapshot(home()) == {str(state): b'{"numStartups": 1}\n'}
+    nothing, files = said("uninstall", "claude-code")
+    assert (files, nothing["changed"], nothing["notes"]) == ([], False, [])
+
+
 def test_an_uninstall_dry_run_says_what_it_would_do_not_what_it_did():
     """New-user trial: `uninstall --dry-run` said hafiza's entries and the backup "were removed"."""
     path = write(home() / ".gemini/settings.json", USER_FILES[".gemini/settings.json"])
