@@ -62,10 +62,12 @@ class Context:
 
         return settings()
 
-    def memory_id(self, typed: str) -> str:
+    def memory_id(self, typed: str, teams: bool = False) -> str:
         """The id `typed` stands for: itself when a memory of yours, or of a team vault you read, has it;
-        else the one id of your vault it is the start of. Anything else is left as typed, and the vault's
-        error names the ids near it (MemoryNotFound). MCP tools take exact ids only (docs/commands.md)."""
+        else the one id of your vault it is the start of, or with `teams` (a command that takes a team
+        vault's memories too: args.any_memory_id) the one id of your vault and those team vaults. Anything
+        else is left as typed, and the vault's error names the ids near it (MemoryNotFound). MCP tools take
+        exact ids only (docs/commands.md)."""
         import os
 
         from hafiza.vault.format.ids import expand, is_valid_id
@@ -77,11 +79,14 @@ class Context:
             return typed
         from hafiza.vault.sync.teams import PERSONAL, owner, readable
 
-        if owner(self.root, readable(Path(self.settings.config)), typed) != PERSONAL:
+        listed = readable(Path(self.settings.config))
+        if owner(self.root, listed, typed) != PERSONAL:
             return typed  # a team vault's memory, by its whole id
         from hafiza.indexer.index import Index
 
-        ids = [row[0] for row in Index(self.root, notice=lambda _: None).catalog(lines=True)]
+        roots = [self.root, *(listed.values() if teams else ())]
+        # Each id once: a memory promoted to a team is in both vaults by the same id, and is not two.
+        ids = dict.fromkeys(row[0] for root in roots for row in Index(root, notice=lambda _: None).catalog(lines=True))
         return expand(typed, ids) or typed
 
 

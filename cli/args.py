@@ -88,6 +88,12 @@ def memory_id(text: str) -> str:
     return text
 
 
+def any_memory_id(text: str) -> str:
+    """An argument type: the id of a memory of yours or of a team vault you read (`used`), as a person types
+    it; its start stands for the one id of all those vaults it starts, as `memory_id`'s does in yours."""
+    return text
+
+
 def date_value(text: str):
     """An argument type: YYYY-MM-DD to a date."""
     import datetime as dt
@@ -222,8 +228,10 @@ class Command:
         for names, options in self.params:
             name = options.get("dest") or _dest(names)
             value = values[name] = getattr(parsed, name)
-            if options.get("type") is memory_id and value:  # the one place a typed id becomes a whole one
-                values[name] = [ctx.memory_id(v) for v in value] if isinstance(value, list) else ctx.memory_id(value)
+            if options.get("type") in (memory_id, any_memory_id) and value:  # the one place a typed id becomes whole
+                teams = options["type"] is any_memory_id
+                values[name] = [ctx.memory_id(v, teams) for v in value] if isinstance(value, list) \
+                    else ctx.memory_id(value, teams)
         return self.function(ctx, **values)
 
 

@@ -42,7 +42,7 @@ class Node:
 HELP = Option(("-h", "--help"), "show this help message and exit")
 # What an argument's type says the shell should offer. Ids come from `hafiza list --ids`, run as the user tabs:
 # ~70 ms at 5,000 memories (a SQLite read of the manifest; no Whoosh, no model), quick enough for a Tab.
-KINDS = {"folder": "dir", "binary_input": "file", "memory_id": "id"}
+KINDS = {"folder": "dir", "binary_input": "file", "memory_id": "id", "any_memory_id": "id"}
 PATH_METAVARS = {"SOURCE": "file", "URL|PATH": "file", "FILE": "file"}
 
 

@@ -11,7 +11,7 @@ from hafiza.vault.format.layout import vault_rel
 from hafiza.vault.format.text import plural
 
 from .app import cli, emit, open_vault
-from .args import UsageError, arg, edit as edit_text, err, flag, lower, many, memory_id
+from .args import UsageError, any_memory_id, arg, edit as edit_text, err, flag, lower, many, memory_id
 
 
 def _text_arg(text: str | None) -> str:
@@ -248,7 +248,7 @@ def forget(ctx, memory_id, reason, as_json):
 
 
 @cli.command(
-    arg("memory_ids", nargs="+", type=memory_id),
+    arg("memory_ids", nargs="+", type=any_memory_id),
     arg("--session", help="Session id, for the usage log."),
     flag("--json", "as_json", help="Print the ids recorded, by which vault, and those no memory has (`unknown`, "
                                    "each with the ids it may mean) as JSON."),

@@ -109,6 +109,31 @@ def test_a_team_memorys_whole_id_is_never_taken_for_the_start_of_yours(teamed, v
     assert "billing-second-reviewer-rota" in (vault.sidecar / "usage.log").read_text()
 
 
+def test_the_start_of_a_team_memorys_id_stands_for_it_and_a_typo_names_it(teamed, vault):
+    """A team vault's ids had to be typed whole (`used billing-second` was "no memory"), though the start of one
+    of yours stands for it; and a typo of one was refused without the "did you mean" a typo of yours gets."""
+    assert run_cli("used", "billing-sec").stdout == "recorded use of 1 memory\n"
+    assert "\tbilling-second-reviewer\t" in (team_folder() / ".hafiza" / "usage.log").read_text()
+    assert not (vault.sidecar / "usage.log").exists()
+    both = run_cli("used", "billing-", check=False)  # the start of yours and of the team's: neither is guessed
+    assert (both.returncode, both.stdout) == (3, "")
+    assert both.stderr == ("Error: no memory with id 'billing-'; did you mean: billing-from-main, "
+                           "billing-second-reviewer?\n")
+    told = "no memory with id 'billing-secnod-reviewer'; did you mean: billing-second-reviewer?"
+    typo = run_cli("used", "billing-secnod-reviewer", "billing-from", check=False)
+    assert (typo.returncode, typo.stdout, typo.stderr) == (3, "recorded use of 1 memory\n", f"Error: {told}\n")
+    assert "\tbilling-from-main\t" in (vault.sidecar / "usage.log").read_text()
+    shown = run_cli("show", "billing-sec", check=False)  # `show` reads your vault only: no team id for it
+    assert shown.returncode == 3 and "billing-second-reviewer" not in shown.stderr
+
+    async def main():  # an agent gives whole ids; its typo is named alike
+        async with Client(create_server(vault.root), client_info=Implementation(name="agent", version="1")) as client:
+            return (await client.call_tool("mark_used", {"ids": ["billing-secnod-reviewer", "billing-from-main"]}))
+
+    done = anyio.run(main)
+    assert not done.is_error and done.structured_content["unknown"][0]["error"] == told
+
+
 def test_sync_syncs_each_vault_with_its_own_remote(teamed, vault, tmp_path):
     personal_remote = bare(tmp_path / "personal.git")
     run_cli("remote", "set", str(personal_remote))
