@@ -9,8 +9,8 @@ from .args import arg, err, flag
 @cli.group()
 def fact():
     """Fact notes (facts/<entity>.md): the current value of each attribute of a person, client, project or
-    service, and what it was before. `fact set` changes one (one commit, the old value kept); recall finds
-    the current values; `fact show` and `fact history` print them."""
+    service, and what it was before. `fact set` changes one (one commit, the old value kept), `fact remove`
+    ends one (its values kept); recall finds the current values; `fact show` and `fact history` print them."""
 
 
 @fact.command(
@@ -42,11 +42,36 @@ def set_(ctx, entity, attribute, value, since, kind, reason, as_json):
 
 @fact.command(
     arg("entity"),
-    flag("--json", "as_json", help="The note as JSON."),
+    arg("attribute"),
+    arg("--until", metavar="DATE",
+        help="When it stopped being true: YYYY-MM-DD, YYYY-MM or YYYY (default: today)."),
+    arg("--reason", help="Why, recorded in the commit."),
+    flag("--json", "as_json", help="Print the note and the commit (none when nothing changed) as JSON."),
+    name="remove",
+)
+def remove(ctx, entity, attribute, until, reason, as_json):
+    """Remove ATTRIBUTE from ENTITY's note, in one commit: its current value is ended (at --until), so recall,
+    `fact show` and MCP `get_fact` leave it out; its values stay in the note's history (`fact history`),
+    never deleted. `fact set` gives it a value again."""
+    from hafiza.vault import facts
+
+    vault = open_vault(ctx)
+    note, change = vault.remove_fact(entity, attribute, until=until, reason=reason)
+    if as_json:
+        emit({**facts.to_json(note), "changed": change.changed, "commit": vault.last_commit})
+    elif not change.changed:
+        print(f"{note.entity}: {change.attribute} has no current value; nothing changed")
+    else:
+        print(f"{note.entity}: {change.attribute} removed (was {change.old.value})  [{facts.FACTS}/{note.slug}.md]")
+
+
+@fact.command(
+    arg("entity"),
+    flag("--json", "as_json", help="The note as JSON: `attributes` with a current value, `removed` those without."),
     name="show",
 )
 def show(ctx, entity, as_json):
-    """ENTITY's current attributes, each with what it was before."""
+    """ENTITY's current attributes, each with what it was before (a removed one: `fact history`)."""
     from hafiza.vault import facts
     from hafiza.vault.format.text import visible
 
@@ -56,7 +81,8 @@ def show(ctx, entity, as_json):
         return
     print(visible(f"{note.entity}" + (f" ({note.kind})" if note.kind else "") + f"  [{facts.FACTS}/{note.slug}.md]"))
     for attribute in note.attributes:
-        print(visible(f"  {facts.describe(attribute)}"))
+        if attribute.current:
+            print(visible(f"  {facts.describe(attribute)}"))
 
 
 @fact.command(
@@ -68,17 +94,10 @@ def show(ctx, entity, as_json):
 def history(ctx, entity, attribute, as_json):
     """Every value ENTITY's attributes (or ATTRIBUTE) had, newest first, with their dates."""
     from hafiza.vault import facts
-    from hafiza.vault.errors import HafizaError
     from hafiza.vault.format.text import visible
 
     note = facts.find(vault_root(ctx), entity)
-    chosen = note.attributes
-    if attribute is not None:
-        found = note.attribute(attribute)
-        if found is None:
-            names = ", ".join(a.name for a in note.attributes) or "none"
-            raise HafizaError(f"{note.entity} has no attribute {attribute!r} (it has: {names})")
-        chosen = [found]
+    chosen = note.attributes if attribute is None else [note.named(attribute)]
     rows = [{"attribute": a.name, "value": e.value, "since": e.since, "until": e.until,
              "current": e is a.current} for a in chosen for e in a.entries]
     if as_json:

@@ -33,7 +33,7 @@ def _address(value: str) -> tuple[str, int]:
 )
 def mcp_(ctx, http, project, users, sessions, idle):
     """Run the MCP server: recall, remember, update, add_aliases, supersede, forget, mark_used, get, list,
-    profile, record_episode, search_sessions, set_fact, get_fact.
+    profile, record_episode, search_sessions, set_fact, remove_fact, get_fact.
 
     Over stdio (the default) nothing but protocol is written to stdout. With no vault yet at the default
     location, it creates one as `hafiza init` would (and says so on stderr): an agent's first session

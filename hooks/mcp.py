@@ -60,7 +60,8 @@ repository of markdown notes: every write is a commit the user can review and re
 - When a recalled memory actually helped, call `mark_used` with its id. If you had to search
   for it because the user's wording did not bring it up, also call `add_aliases` with that wording.
 - When a fact about a person, client, project or service changes ("Acme moved to İzmir"), call
-  `set_fact`: the old value is kept as its history. `get_fact` shows an entity's attributes.
+  `set_fact`: the old value is kept as its history; when one no longer holds at all, `remove_fact`.
+  `get_fact` shows an entity's attributes.
 - When the user refers to an earlier conversation ("what did we decide about...", "geçen sefer"),
   call `search_sessions` with the words that were said.
 - Never store secrets (passwords, API keys, tokens): say where the secret lives instead.
@@ -217,8 +218,10 @@ class FactNote(BaseModel):
     entity: str
     kind: str | None
     path: str
-    attributes: list[FactAttribute]
-    changed: bool | None = Field(default=None, description="set_fact: whether the value was new")
+    attributes: list[FactAttribute] = Field(description="the attributes with a current value")
+    removed: list[FactAttribute] = Field(default=[], description="attributes with no current value (removed), "
+                                                                 "with the history they keep")
+    changed: bool | None = Field(default=None, description="set_fact, remove_fact: whether the note changed")
     warnings: list[str] = []
     note: str = NOTE
 
@@ -645,6 +648,28 @@ class Memories:
             note, change = vault.set_fact(entity, attribute, value, since=since, kind=kind)
         return FactNote(**facts.to_json(note), changed=change.changed, warnings=vault.warnings)
 
+    def remove_fact(
+        self,
+        ctx: Context,
+        entity: Annotated[str, Field(description="the person, client, project or service", max_length=120)],
+        attribute: Annotated[str, Field(description="the attribute that no longer holds, e.g. 'contact'",
+                                        max_length=120)],
+        until: Annotated[str | None, Field(description="when it stopped being true: YYYY-MM-DD, YYYY-MM or YYYY "
+                                                       "(default: today)")] = None,
+        reason: Annotated[str | None, Field(description="why, in a sentence; goes into the commit",
+                                            max_length=MAX_REASON_CHARS)] = None,
+    ) -> FactNote:
+        """Remove an attribute from an entity's fact note when it no longer holds and nothing replaces it ("Acme
+        has no contact person any more"); for a new value use `set_fact`. Its current value is ended, so recall
+        and `get_fact` leave it out, and its values stay in the note's dated history, never deleted. One
+        commit; nothing is written when it has no current value."""
+        from hafiza.vault import facts
+
+        with tool_errors():
+            vault = self._vault(ctx)
+            note, change = vault.remove_fact(entity, attribute, until=until, reason=reason)
+        return FactNote(**facts.to_json(note), changed=change.changed, warnings=vault.warnings)
+
     def get_fact(
         self,
         entity: Annotated[str, Field(description="the entity's name or alias; case and Turkish letters do not "
@@ -693,7 +718,8 @@ TOOLS = [("recall", "recall", READ), ("remember", "remember", ADD), ("update", "
          ("supersede", "supersede", ADD),
          ("forget", "forget", ADD), ("mark_used", "mark_used", ADD), ("get", "get", READ),
          ("list", "list_", READ), ("profile", "profile", READ), ("record_episode", "record_episode", ADD),
-         ("search_sessions", "search_sessions", READ), ("set_fact", "set_fact", ADD), ("get_fact", "get_fact", READ)]
+         ("search_sessions", "search_sessions", READ), ("set_fact", "set_fact", ADD), ("remove_fact", "remove_fact", ADD),
+         ("get_fact", "get_fact", READ)]
 
 
 def create_server(root: Path, project: str | None = None, log_level: str = "WARNING",

@@ -81,8 +81,8 @@ def test_only_the_invoked_commands_parser_is_built(monkeypatch):
     assert in_process("fact", "show", "--help")[0] == 0
     assert built == ["hafiza fact show"]
     assert in_process("fact", "--help")[0] == 0  # a group's help lists its subcommands: their parsers too
-    assert built[1:] == ["hafiza fact", "hafiza fact set", "hafiza fact show", "hafiza fact history",
-                         "hafiza fact list"]
+    assert built[1:] == ["hafiza fact", "hafiza fact set", "hafiza fact remove", "hafiza fact show",
+                         "hafiza fact history", "hafiza fact list"]
 
 
 def test_options_and_arguments_come_in_any_order(vault):

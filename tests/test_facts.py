@@ -191,6 +191,61 @@ def test_mcp_set_fact_and_get_fact(vault):
     assert "Hafiza-Actor: claude-code" in log and "Hafiza-Action: fact" in log
 
 
+def test_an_attribute_is_removed_alike_from_the_cli_and_mcp_in_one_commit_its_values_kept(acme):
+    """An attribute could not be removed: `fact set` only replaced its value. `fact remove` and MCP
+    `remove_fact` end its current value: recall, the prompt hook, `fact show` and `get_fact` leave it out;
+    the note's history keeps it, and each removal is one commit."""
+    from test_hooks import context_of, hook
+    from test_mcp import error, inproc, ok
+
+    def found(query: str) -> list[str]:
+        return [h.id for h in Recall(acme.root).search(query, limit=5, floor=SEARCH_FLOOR)]
+
+    asked = {"session_id": "s", "prompt": "who is the contact at Acme A.Ş.?"}
+    assert "fact:acme-a-s/contact" in found("acme contact")
+    assert "Ayşe" in context_of(hook("claude-code", "UserPromptSubmit", asked))
+    done = run_cli("fact", "remove", "ACME", "Contact", "--until", "2026-12-01", "--reason", "she left Acme")
+    assert done.stdout == "Acme A.Ş.: contact removed (was Ayşe Yılmaz)  [facts/acme-a-s.md]\n"
+    assert git_subjects(acme.root)[0] == "hafiza: fact acme-a-s: contact removed (was Ayşe Yılmaz)"
+    assert "Hafiza-Reason: she left Acme" in git(acme.root, "log", "-1", "--format=%B")
+    diff = git(acme.root, "diff", "HEAD~1", "HEAD", "--", ACME)  # the one line closed, as a change closes it
+    assert [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
+        "-- Ayşe Yılmaz (since 2025-01-10)", "+- Ayşe Yılmaz (2025-01-10 → 2026-12-01)"]
+    asked["session_id"] = "s2"  # not a repeat the session already saw
+    assert "fact:acme-a-s/contact" not in found("acme contact")
+    assert "Ayşe" not in context_of(hook("claude-code", "UserPromptSubmit", asked))
+    assert "contact" not in run_cli("fact", "show", "acme").stdout
+    shown = json.loads(run_cli("fact", "show", "acme", "--json").stdout)
+    assert [a["name"] for a in shown["attributes"]] == ["based in"]
+    assert shown["removed"] == [{"name": "contact", "value": None, "since": None,
+                                 "history": [{"value": "Ayşe Yılmaz", "since": "2025-01-10", "until": "2026-12-01"}]}]
+    assert "contact: Ayşe Yılmaz  (2025-01-10 → 2026-12-01)" in run_cli("fact", "history", "acme", "contact").stdout
+    commits = len(git_subjects(acme.root))
+    again = run_cli("fact", "remove", "acme", "contact", "--json")  # nothing current: nothing written
+    assert (json.loads(again.stdout)["changed"], json.loads(again.stdout)["commit"]) == (False, None)
+    bad = run_cli("fact", "remove", "acme", "phone", check=False)
+    assert bad.returncode == 1 and "has no attribute 'phone' (it has: based in, contact)" in bad.stderr
+    assert len(git_subjects(acme.root)) == commits
+
+    async def main():
+        async with inproc(acme.root, name="claude-code") as client:
+            assert "until" in await error(client, "remove_fact", entity="acme", attribute="based in", until="2020")
+            gone = await ok(client, "remove_fact", entity="Acme", attribute="based in", reason="closed the office")
+            assert gone["changed"] and gone["attributes"] == [] and [a["name"] for a in gone["removed"]] == [
+                "based in", "contact"]
+            assert not (await ok(client, "remove_fact", entity="acme", attribute="contact"))["changed"]
+            assert (await ok(client, "get_fact", entity="acme"))["attributes"] == []
+            return (await ok(client, "recall", query="where is Acme based"))["hits"]
+
+    assert not [h for h in asyncio.run(main()) if h["id"].startswith("fact:acme")]
+    assert git_subjects(acme.root)[:2] == ["hafiza: fact acme-a-s: based in removed (was İzmir)",
+                                           "hafiza: fact acme-a-s: contact removed (was Ayşe Yılmaz)"]
+    assert "Hafiza-Actor: claude-code" in git(acme.root, "log", "-1", "--format=%B")
+    acme.set_fact("Acme A.Ş.", "contact", "Mehmet Kaya", since="2026-12-05")  # a value again, the old one kept
+    assert [e.value for e in facts.find(acme.root, "acme").attribute("contact").entries] == ["Mehmet Kaya", "Ayşe Yılmaz"]
+    assert "fact:acme-a-s/contact" in found("acme contact")
+
+
 def test_two_machines_change_one_note_and_sync_keeps_every_value(tmp_path):
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))

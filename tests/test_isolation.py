@@ -89,7 +89,8 @@ def calls(target: str, caller: str = "") -> list[tuple[str, dict]]:
             ("mark_used", {"ids": [mem_id]}),
             ("record_episode", {"task": f"the {word} task", "outcome": "success", "what_happened": "done"}),
             ("get_fact", {"entity": f"{word} corp"}),
-            ("set_fact", {"entity": f"{word} corp", "attribute": "contact", "value": f"{caller or target} desk"})]
+            ("set_fact", {"entity": f"{word} corp", "attribute": "contact", "value": f"{caller or target} desk"}),
+            ("remove_fact", {"entity": f"{word} corp", "attribute": "contact"})]
 
 
 def test_calls_cover_every_tool():
@@ -151,7 +152,7 @@ def test_isolation_matrix(shared):
     # Own memories work; the team's are read by alice (granted) and by nobody else.
     own = {tool: err for tool, err, _ in seen[("alice", "alice")]}
     assert not own["get"] and not own["recall"] and not own["mark_used"] and not own["add_aliases"]
-    assert not own["get_fact"] and not own["set_fact"]
+    assert not own["get_fact"] and not own["set_fact"] and not own["remove_fact"]
     alice_team = {tool: (err, text) for tool, err, text in seen[("alice", "team")]}
     assert not alice_team["get"][0] and "team-rule" in alice_team["recall"][1]
     assert not alice_team["remember"][0]  # granted: a write to the team vault with `to`

@@ -25,7 +25,7 @@ from hafiza.vault import episodes
 from hafiza.vault.store import usage
 
 TOOLS = {"recall", "remember", "supersede", "forget", "mark_used", "get", "list", "profile", "record_episode",
-         "add_aliases", "update", "search_sessions", "set_fact", "get_fact"}
+         "add_aliases", "update", "search_sessions", "set_fact", "remove_fact", "get_fact"}
 
 
 def stdio(root, name="test-agent"):

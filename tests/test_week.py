@@ -503,6 +503,17 @@ def test_thursday_facts(week):
     assert "Ankara" in json.dumps(got, ensure_ascii=False), got
     fact_id = next(i for i in block_ids(block) if i.startswith("fact"))
     assert "Ankara" in a.run("show", fact_id).stdout  # item 10
+    # The client's contact leaves and nobody replaces him: the agent removes the attribute; its value stays in
+    # the note's history, and every channel stops offering it as current.
+    a.run("fact", "set", "Ege Lojistik", "contact", "Murat Demir", "--since", "2025-03")
+    assert "Murat Demir" in a.prompt("Ege Lojistik'te kiminle görüşüyoruz, contact kim?")
+    gone = a.mcp.ok("remove_fact", entity="ege lojistik", attribute="contact", reason="Murat left, nobody yet")
+    assert gone["changed"] and [x["name"] for x in gone["removed"]] == ["contact"], gone
+    logged(a, "fact")
+    assert "Murat" not in a.prompt("Ege Lojistik'te kiminle görüşüyoruz, contact kim?")
+    assert "contact" not in a.run("fact", "show", "Ege Lojistik").stdout
+    assert "Murat Demir" in a.run("fact", "history", "Ege Lojistik", "contact").stdout
+    assert not [h for h in a.json("search", "Ege Lojistik contact") if h["id"].endswith("/contact")]
     invariants(week)
     known.settle()
 

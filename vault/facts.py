@@ -16,7 +16,8 @@ attributes and their dated history. The file is the truth; a person edits it in 
 
 Every `## ` section is an attribute; it lists its values newest first: the first one without an end date is the
 current value, the others its history. A change adds one line at the top of its section and closes the
-line below it (`since X` becomes `X → Y`), so a diff shows exactly what changed and when, and nothing is
+line below it (`since X` becomes `X → Y`), so a diff shows exactly what changed and when; removing an
+attribute only closes its current value, so it has none (no longer recalled or shown as current). Nothing is
 ever removed (docs/architecture.md: facts change; supersede, never delete, and show history). Dates may
 be a year, a month or a day. Frontmatter keys hafiza does not know, and lines it does not read inside a
 section, are kept on rewrite.
@@ -100,6 +101,14 @@ class Note:
     def attribute(self, name: str) -> Attribute | None:
         wanted = key(name)
         return next((a for a in self.attributes if key(a.name) == wanted), None)
+
+    def named(self, name: str) -> Attribute:
+        """The attribute `name` (compared folded), or an error naming the ones the note has."""
+        found = self.attribute(name)
+        if found is None:
+            names = ", ".join(a.name for a in self.attributes) or "none"
+            raise HafizaError(f"{self.entity} has no attribute {name!r} (it has: {names})", field="attribute")
+        return found
 
     def names(self) -> list[str]:
         """The entity's name and aliases: what a lookup or a prompt may call it."""
@@ -291,16 +300,16 @@ def check_input(entity: str, attribute: str, value: str) -> tuple[str, str, str]
 
 @dataclass(frozen=True)
 class Change:
-    """What `apply` did: the attribute, its new current value, and the one it replaced (None: a first value;
-    the same entry as `new`: nothing changed)."""
+    """What `apply` or `close` did: the attribute, its new current value (None: it has none now, removed), and
+    the one it replaced (None: a first value, or none to remove; the same entry as `new`: nothing changed)."""
 
     attribute: str
-    new: Entry
+    new: Entry | None
     old: Entry | None
 
     @property
     def changed(self) -> bool:
-        return self.old is None or self.old != self.new
+        return self.old != self.new
 
 
 def apply(note: Note, attribute: str, value: str, since: str, today: dt.date | None = None) -> tuple[Note, Change]:
@@ -315,13 +324,35 @@ def apply(note: Note, attribute: str, value: str, since: str, today: dt.date | N
     current = found.current
     if current is not None and key(current.value) == key(value):
         return note, Change(found.name, current, current)
-    if current is not None and current.since and since < current.since:
-        raise HafizaError(f"since: {since} is before {found.name}'s current value {current.value!r} began "
-                          f"({current.since}); a change starts on or after it", field="since")
+    _starts_after(found, since, "since")
     entries = [new] + ([replace(current, until=since)] + found.entries[1:] if current else found.entries)
+    return _with(note, found, entries, today), Change(found.name, new, current)
+
+
+def close(note: Note, attribute: str, until: str, today: dt.date | None = None) -> tuple[Note, Change]:
+    """The note with `attribute`'s current value ended at `until`, so that it has none: the value stays in its
+    history, as a value a change replaced does. An attribute with no current value changes nothing."""
+    found = note.named(attribute)
+    current = found.current
+    if current is None:
+        return note, Change(found.name, None, None)
+    _starts_after(found, until, "until")
+    return _with(note, found, [replace(current, until=until), *found.entries[1:]], today), Change(found.name, None, current)
+
+
+def _starts_after(found: Attribute, day: str, what: str) -> None:
+    """Refuse a change dated before the current value began: the history would run backwards."""
+    current = found.current
+    if current is not None and current.since and day < current.since:
+        raise HafizaError(f"{what}: {day} is before {found.name}'s current value {current.value!r} began "
+                          f"({current.since}); a change starts on or after it", field=what)
+
+
+def _with(note: Note, found: Attribute, entries: list[Entry], today: dt.date | None) -> Note:
+    """`note` with `found`'s values replaced by `entries`, updated `today`."""
     changed = replace(found, entries=entries)
     attributes = [changed if a is found else a for a in note.attributes]
-    return replace(note, attributes=attributes, updated=today), Change(found.name, new, current)
+    return replace(note, attributes=attributes, updated=today or dt.date.today())
 
 
 def new_note(entity: str, kind: str | None, today: dt.date | None = None) -> Note:
@@ -341,12 +372,17 @@ def describe(attribute: Attribute, entity: str | None = None) -> str:
 
 
 def to_json(note: Note) -> dict:
+    """The note for a script or an agent: `attributes`, those with a current value; `removed`, those with none
+    (removed, or ended by hand), with the history they keep."""
+    def attribute(a: Attribute) -> dict:
+        return {"name": a.name, "value": a.current.value if a.current else None,
+                "since": a.current.since if a.current else None,
+                "history": [{"value": e.value, "since": e.since, "until": e.until} for e in a.history]}
+
     return {"entity": note.entity, "kind": note.kind, "aliases": note.aliases, "scope": note.scope,
             "path": f"{FACTS}/{note.slug}.md", "updated": note.updated.isoformat() if note.updated else None,
-            "attributes": [{"name": a.name, "value": a.current.value if a.current else None,
-                            "since": a.current.since if a.current else None,
-                            "history": [{"value": e.value, "since": e.since, "until": e.until} for e in a.history]}
-                           for a in note.attributes]}
+            "attributes": [attribute(a) for a in note.attributes if a.current],
+            "removed": [attribute(a) for a in note.attributes if not a.current]}
 
 
 def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: str | None = None,
@@ -375,13 +411,31 @@ def set_value(vault, entity: str, attribute: str, value: str, since=None, kind: 
             note = replace(note, kind=kind)
         note, change = apply(note, attribute, value, since)
         if change.changed:
-            folder = vault.root / FACTS
-            folder.mkdir(mode=0o700, exist_ok=True)
-            path = vault.write_bytes(note.path, dump(note).encode("utf-8"))
             was = f" (was {change.old.value})" if change.old else ""
-            subject = secrets.mask(f"fact {note.slug}: {change.attribute} = {value}{was}")  # issue 29
-            vault.commit([path], subject, "fact", reason)
+            _commit(vault, note, f"fact {note.slug}: {change.attribute} = {value}{was}", reason)
     return note, change
+
+
+def remove_value(vault, entity: str, attribute: str, until=None, reason: str | None = None) -> tuple[Note, Change]:
+    """End `entity`'s `attribute` at `until` (default today), so that it has no current value: recall, `fact
+    show` and `get_fact` leave it out, and its values stay in the note's history. One commit; nothing is
+    written when it has no current value."""
+    entity, attribute = _name(entity, "entity", MAX_NAME_CHARS), _name(attribute, "attribute", MAX_NAME_CHARS)
+    until = check_date(until, "until")
+    with vault.transaction():
+        note, change = close(find(vault.root, entity), attribute, until)
+        if change.changed:
+            _commit(vault, note, f"fact {note.slug}: {change.attribute} removed (was {change.old.value})", reason)
+    return note, change
+
+
+def _commit(vault, note: Note, subject: str, reason: str | None) -> None:
+    """Write `note` and commit it alone, inside the caller's transaction."""
+    from .guard import secrets
+
+    (vault.root / FACTS).mkdir(mode=0o700, exist_ok=True)
+    path = vault.write_bytes(note.path, dump(note).encode("utf-8"))
+    vault.commit([path], secrets.mask(subject), "fact", reason)  # a value the guard let pass is masked: issue 29
 
 
 def free_path(root: Path, entity: str) -> Path:

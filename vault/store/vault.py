@@ -563,6 +563,13 @@ class Vault(HandEdits):
 
         return facts.set_value(self, entity, attribute, value, since, kind, reason)
 
+    def remove_fact(self, entity: str, attribute: str, until=None, reason: str | None = None):
+        """End an attribute of the entity's fact note, its values kept in the history: one commit
+        (vault/facts.py). Returns (note, change)."""
+        from hafiza.vault import facts
+
+        return facts.remove_value(self, entity, attribute, until, reason)
+
     def save_draft(self, memory_id: str, text: str) -> Path:
         """Keep a refused edit under .hafiza/drafts/ (never committed), readable by its owner only and
         with any secret in it masked: the reason it was refused must not stay on disk in plain text."""
