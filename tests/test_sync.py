@@ -96,7 +96,8 @@ def _archive(vault):
 
 SCENARIOS = {
     # name: (what A does, what B does, check(memory note, vault, notes))
-    "both used it": (_use(2), _use(3), lambda m, v, r: (m.used, m.shown) == (6, 3) and m.last_used == TODAY),
+    "both used it": (_use(2), _use(3), lambda m, v, r: (m.used, m.shown) == (6, 3)
+                     and TODAY <= m.last_used <= dt.date.today()),  # the day of the use, across midnight too
     "both used it once, the same day": (_use(1), _use(1), lambda m, v, r: m.used == 3),  # the same bytes twice
     "both used it once and tagged it alike": (
         lambda v: (_use(1)(v), _edit(v, "note", tags=["a", "b", "z"])),
