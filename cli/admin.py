@@ -50,7 +50,7 @@ def reindex(ctx, as_json):
     if as_json:
         emit(indexed(report))
         return
-    skipped = f"; {len(report.errors)} file(s) skipped" if report.errors else ""
+    skipped = f"; {plural(len(report.errors), 'file')} skipped" if report.errors else ""
     print(f"indexed {plural(report.added, 'memory')}{skipped}")
     tell_skipped(report)
 

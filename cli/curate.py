@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.format.text import plural
 
 from .app import cli, emit, open_vault, progress_factory
 from .args import arg, err, flag, many, ranged
@@ -94,7 +95,7 @@ def _print_report(report, dry_run: bool) -> None:
     for finding, sha in report.applied:
         print(f"  applied to main  {finding.kind:<16} {' <- '.join(finding.ids):<40} {sha[:10]}")
     if done:
-        print(f"{where} {len(done)} action(s)" + (f" on {report.branch}:" if report.branch else ":"))
+        print(f"{where} {plural(len(done), 'action')}" + (f" on {report.branch}:" if report.branch else ":"))
         for n, (finding, _) in enumerate(done, 1):
             print(f"  {n:>3}  {finding.kind:<16} {' <- '.join(finding.ids)}")
             print(f"       {finding.reason}")
@@ -110,7 +111,7 @@ def _print_report(report, dry_run: bool) -> None:
                "left for the next run": report.deferred}
     if any(skipped.values()):
         print("skipped: " + ", ".join(f"{v} {k}" for k, v in skipped.items() if v))
-    model = f"model: {report.model}, {report.calls} call(s), {report.tokens[0]}+{report.tokens[1]} tokens"
+    model = f"model: {report.model}, {plural(report.calls, 'call')}, {report.tokens[0]}+{report.tokens[1]} tokens"
     print(model + "".join(f"; {n}" for n in report.model_notes[:5]))
     if report.branch:
         print(f"next: hafiza review show {report.branch}   then   hafiza review accept|reject "
@@ -143,7 +144,7 @@ def _open_pr(vault, branch, body: str, url: str) -> None:
     if "github.com" not in url:
         raise HafizaError(f"the remote {url} is not on GitHub; the branch is pushed: open the pull request there")
     proc = subprocess.run(["gh", "pr", "create", "--head", branch.name, "--base", "main", "--title",
-                           f"hafiza: {len(branch.open)} proposed change(s) from {branch.name}", "--body", body],
+                           f"hafiza: {plural(len(branch.open), 'proposed change')} from {branch.name}", "--body", body],
                           cwd=vault.root, capture_output=True, text=True)
     if proc.returncode != 0:
         raise HafizaError(f"gh pr create failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
@@ -226,7 +227,7 @@ def review_reject(ctx, branch, only, why, as_json):
     if as_json:
         emit({"branch": found.name, "rejected": [p.number for p in done], "commit": vault.last_commit})
     else:
-        print(f"rejected {len(done)} action(s); recorded in rulings.jsonl")
+        print(f"rejected {plural(len(done), 'action')}; recorded in rulings.jsonl")
 
 
 @review.command(

@@ -71,17 +71,17 @@ def file_(ctx, sessions, since, auto, model_spec, budget, as_json):
               "by_model": report.implicit, "accepted": report.accepted, "restated": report.used,
               "skipped": report.skipped, "dropped": [d._asdict() for d in report.dropped], "model": model})
         return
-    print(f"{count} session(s): {len(report.proposed)} proposed"
+    print(f"{plural(count, 'session')}: {len(report.proposed)} proposed"
           + (f" ({len(report.implicit)} by the model)" if report.implicit else "")
           + (f" on {report.branch}" if report.branch else "")
           + (f", {len(report.accepted)} accepted" if auto else "")
           + (f", {len(report.used)} restated an existing memory (recorded as a use)" if report.used else ""))
     if provider.available:
         why = Counter(d.why for d in report.dropped)
-        print(f"model: {provider.name}, {provider.calls} call(s), {provider.tokens_in}+{provider.tokens_out} "
-              f"tokens; {len(report.dropped)} nomination(s) refused by code"
+        print(f"model: {provider.name}, {plural(provider.calls, 'call')}, {provider.tokens_in}+{provider.tokens_out} "
+              f"tokens; {plural(len(report.dropped), 'nomination')} refused by code"
               + (f" ({', '.join(f'{n} {w}' for w, n in why.most_common())})" if why else "")
-              + (f"; {provider.invalid} answer(s) discarded" if provider.invalid else ""))
+              + (f"; {plural(provider.invalid, 'answer')} discarded" if provider.invalid else ""))
         if provider.spent:
             err(f"the model budget of {plural(budget, 'call')} was spent before every session was read; the rest "
                 "were filed without it (`hafiza inbox file SESSION --model ...` reads one again)")

@@ -8,7 +8,7 @@ from collections import Counter
 from hafiza.vault.format.kinds import STATUSES, TYPES
 from hafiza.vault.format.layout import vault_rel
 from hafiza.vault.format.paths import SIDECAR
-from hafiza.vault.format.text import one_line
+from hafiza.vault.format.text import agree, one_line, plural
 
 from .app import cli, emit, reading_vault, vault_root
 from .args import UsageError, arg, binary_input, err, flag, lower, memory_id, ranged, scope, style
@@ -242,7 +242,8 @@ def warn_unparsable(errors: dict[str, str]) -> None:
     """One line on stderr when files were left out: a broken hand edit must not vanish without a word."""
     if errors:
         names = ", ".join(f"memories/{name}" for name in sorted(errors)[:3]) + (" ..." if len(errors) > 3 else "")
-        err(f"warning: {len(errors)} memory file(s) do not parse and are left out ({names}); "
+        err(f"warning: {plural(len(errors), 'memory file')} {agree(len(errors), 'does', 'do')} not parse and "
+            f"{agree(len(errors), 'is', 'are')} left out ({names}); "
             "`hafiza doctor` says why")
 
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.format.text import plural
 
 from .app import cli, emit, open_vault
 from .args import arg, date_value, flag, folder, ranged
@@ -47,7 +48,7 @@ def draft(ctx, since, client, limit, model_spec, budget, project_dirs, as_json):
     if as_json:
         emit({**report.to_json(), "found": len(found)})
         return
-    print(f"{len(found)} recurring procedure(s): {len(report.drafted)} drafted"
+    print(f"{plural(len(found), 'recurring procedure')}: {len(report.drafted)} drafted"
           + (f" on {report.branch}" if report.branch else "")
           + (f", {report.known} drafted or decided before" if report.known else "")
           + (f", {report.left} left for the next run" if report.left else ""))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.format.text import agree, plural
 
 from .app import cli, emit, open_vault
 from .args import arg, err, flag, memory_id
@@ -61,7 +62,7 @@ def _print(report, indent: str = "") -> None:
             for memory_id in side[kind][:20]:
                 print(f"{indent}      {kind:<11}{memory_id}")
     if report.pushed:
-        print(f"{indent}pushed {report.pushed} commit(s) to {report.remote}" +
+        print(f"{indent}pushed {plural(report.pushed, 'commit')} to {report.remote}" +
               (" (first push)" if report.first_push else ""))
     for note in report.notes:
         print(f"{indent}note: {note}")
@@ -69,8 +70,9 @@ def _print(report, indent: str = "") -> None:
         print(f"{indent}quarantined: {rel} holds what looks like a secret ({', '.join(kinds)}): kept as the remote "
               "has it, never indexed, recalled or shown; `hafiza doctor` says how to remove it from history")
     if report.conflicts:
-        print(f"{indent}{len(report.conflicts)} memory(ies) hold two texts until you pick: `hafiza resolve` "
-              "lists them")
+        held = len(report.conflicts)
+        print(f"{indent}{plural(held, 'memory')} {agree(held, 'holds', 'hold')} two texts until you pick: "
+              "`hafiza resolve` lists them")
 
 
 @cli.group(

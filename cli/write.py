@@ -114,7 +114,8 @@ def import_(ctx, source, project, scope, skip_invalid, dry_run, as_json):
         return
     items, problems = read_source(Path(source))
     if problems and not skip_invalid:
-        raise HafizaError(f"{problems[0]} ({len(problems)} problem(s); nothing imported; --skip-invalid imports the rest)")
+        raise HafizaError(f"{problems[0]} ({plural(len(problems), 'problem')}; nothing imported; "
+                          "--skip-invalid imports the rest)")
     memories, skipped = vault.import_many(items, source=f"import:{Path(source).name}", skip_invalid=skip_invalid,
                                           dry_run=dry_run)
     problems += skipped

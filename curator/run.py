@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from hafiza.vault.errors import HafizaError
+from hafiza.vault.format.text import plural
 from hafiza.vault.review import Review
 
 from . import aliases, conflicts, deadpaths, decay, duplicates
@@ -122,7 +123,7 @@ def _profile(profile) -> list[Finding]:
         return []
     names = ", ".join(line.id or repr(line.text[:30]) for line in left[:8])
     return [Finding("profile", tuple(line.id for line in left if line.id),
-                    f"the session-start profile is full ({profile.cap} chars): {len(left)} line(s) left to "
+                    f"the session-start profile is full ({profile.cap} chars): {plural(len(left), 'line')} left to "
                     f"prompt-time recall ({names}); shorten or merge rules, or raise HAFIZA_PROFILE_CHARS",
                     "; ".join(f"{line.id or 'pinned'}: {line.reason}" for line in left[:8]), 1.0,
                     "profile:" + "+".join(sorted(line.id or "pinned" for line in left)), proposable=False)]
@@ -132,7 +133,7 @@ def _conflicts(corpus: Corpus, provider, report: Report, dup_pairs: set) -> list
     pairs = conflicts.candidates(corpus, dup_pairs)
     if not _usable(provider):
         if pairs:
-            report.model_notes.append(f"no model provider: {len(pairs)} related pair(s) listed, not judged")
+            report.model_notes.append(f"no model provider: {plural(len(pairs), 'related pair')} listed, not judged")
         return [conflicts.report(*pair) for pair in pairs]
     found = []
     for pair in pairs:

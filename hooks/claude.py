@@ -201,7 +201,7 @@ def find_dirs(project: str | None, home: Path | None = None) -> list[Path]:
 def check_memory(vault):
     """Claude Code loads only the first 200 lines / 25,000 bytes of each MEMORY.md; say what it drops."""
     from hafiza.indexer.doctor import Check
-    from hafiza.vault.format.text import plural
+    from hafiza.vault.format.text import agree, plural
 
     dirs = memory_dirs()
     if not dirs:
@@ -220,6 +220,7 @@ def check_memory(vault):
             details.append(f"  never loaded ({plural(len(found.dropped), 'line')}):")
             details += [f"    {number}: {text[:100]}" for number, text in found.dropped]
     if over:
-        return Check("claude-code memory", "warn", f"{over} MEMORY.md file(s) are past Claude Code's load limit; "
+        return Check("claude-code memory", "warn", f"{plural(over, 'MEMORY.md file')} {agree(over, 'is', 'are')} "
+                     "past Claude Code's load limit; "
                      "`hafiza import claude-code` keeps every line", details)
-    return Check("claude-code memory", "ok", f"{len(dirs)} MEMORY.md file(s) within the load limit", details)
+    return Check("claude-code memory", "ok", f"{plural(len(dirs), 'MEMORY.md file')} within the load limit", details)

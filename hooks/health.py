@@ -23,13 +23,14 @@ def adapter_checks() -> tuple:
 def check_hook_log(vault):
     """Warn when hooks failed in the last RECENT_DAYS days, naming how many and the latest."""
     from hafiza.indexer.doctor import Check
+    from hafiza.vault.format.text import plural
 
     path = vault.root / ".hafiza" / "hooks.log"
     failed = [line for line in _tail(path) if any(t in line for t in TROUBLE) and _recent(line)]
     if not failed:
         return Check("hooks", "ok", f"no hook failed in the last {RECENT_DAYS} days")
-    return Check("hooks", "warn", f"{len(failed)} hook call(s) failed in the last {RECENT_DAYS} days and injected "
-                 f"nothing; the latest: {failed[-1]}", [f"all of them in {path}"])
+    return Check("hooks", "warn", f"{plural(len(failed), 'hook call')} failed in the last {RECENT_DAYS} days and "
+                 f"injected nothing; the latest: {failed[-1]}", [f"all of them in {path}"])
 
 
 def _tail(path) -> list[str]:

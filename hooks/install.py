@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hafiza.vault.files import atomic_write
+from hafiza.vault.format.text import plural
 
 from . import clients, folders
 from .configs import ConfigError, parse_json
@@ -375,7 +376,7 @@ def check_clients(vault) -> Check:
             stale.append(f"{client}: its hooks or MCP entry name another vault, interpreter or hafiza version "
                          f"({', '.join(str(c.path) for c in wanted.changes)}); run `hafiza install {client}`")
     if stale:
-        return Check("clients", "warn", f"{len(stale)} installed client(s) would not reach this vault", stale)
+        return Check("clients", "warn", f"{plural(len(stale), 'installed client')} would not reach this vault", stale)
     if not installed:
         return Check("clients", "ok", "no client installed (`hafiza install CLIENT`)")
     return Check("clients", "ok", f"{', '.join(installed)}: hooks and MCP point at this vault")

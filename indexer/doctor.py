@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hafiza.vault.errors import Quarantined
-from hafiza.vault.format.text import plural
+from hafiza.vault.format.text import agree, plural
 
 
 @dataclass
@@ -40,10 +40,9 @@ def check_labels(vault) -> Check:
     if not labelled:
         return Check("labels", "ok", "no active memory is labelled unverified")
     details = [f"{m.id}: {str(m.verified.get('detail') or m.verified.get('status'))[:120]}" for m in labelled[:20]]
-    are = "is" if len(labelled) == 1 else "are"
-    return Check("labels", "warn", f"{plural(len(labelled), 'active memory')} {are} labelled "
-                 "unverified (fix, update or supersede them; `hafiza verify` clears a label once the claim holds "
-                 "again)", details)
+    return Check("labels", "warn", f"{plural(len(labelled), 'active memory')} {agree(len(labelled), 'is', 'are')} "
+                 "labelled unverified (fix, update or supersede them; `hafiza verify` clears a label once the claim "
+                 "holds again)", details)
 
 
 def check_review(vault) -> Check:
@@ -56,8 +55,9 @@ def check_review(vault) -> Check:
         return Check("review", "warn", f"could not read the review branches: {exc}")
     if not branches:
         return Check("review", "ok", "no proposals waiting for review")
-    return Check("review", "warn", f"{sum(len(b.open) for b in branches)} proposal(s) wait on "
-                 f"{len(branches)} review branch(es); `hafiza review`", [b.name for b in branches])
+    waiting = sum(len(b.open) for b in branches)
+    return Check("review", "warn", f"{plural(waiting, 'proposal')} {agree(waiting, 'waits', 'wait')} on "
+                 f"{plural(len(branches), 'review branch')}; `hafiza review`", [b.name for b in branches])
 
 
 def check_files(vault) -> Check:
@@ -70,10 +70,12 @@ def check_files(vault) -> Check:
     renamed = [f"{vault_rel(m.path)} says `id: {m.id}`: it is found as {m.id} only; rename the file to "
                f"{m.id}.md" for m in memories if m.path is not None and m.path.stem != m.id]
     if errors:
-        return Check("files", "fail", f"{len(errors)} file(s) do not parse (skipped; the rest work)",
+        return Check("files", "fail", f"{plural(len(errors), 'file')} {agree(len(errors), 'does', 'do')} not parse "
+                     "(skipped; the rest work)",
                      [e.message for e in errors] + renamed)
     if renamed:
-        return Check("files", "warn", f"{len(renamed)} file name(s) differ from the id inside", renamed)
+        return Check("files", "warn", f"{plural(len(renamed), 'file name')} {agree(len(renamed), 'differs', 'differ')} "
+                     "from the id inside", renamed)
     parsed = plural(len(memories), "memory") + (f" and {plural(len(notes), 'fact note')}" if notes else "")
     return Check("files", "ok", f"{parsed} {'parses' if len(memories) == 1 and not notes else 'parse'}")
 
@@ -96,8 +98,8 @@ def check_secrets(vault) -> Check:
         held.append((PROFILE_FILE, profile))
     if not held:
         return Check("secrets", "ok", "no file holds what looks like a secret")
-    return Check("secrets", "fail", f"{len(held)} file(s) hold what looks like a secret: quarantined (kept, never "
-                 "indexed, recalled, shown or put in the profile)",
+    return Check("secrets", "fail", f"{plural(len(held), 'file')} {agree(len(held), 'holds', 'hold')} what looks "
+                 "like a secret: quarantined (kept, never indexed, recalled, shown or put in the profile)",
                  [f"{rel}: {', '.join(kinds)}; {quarantine.advice(rel)}" for rel, kinds in held])
 
 
@@ -112,11 +114,11 @@ def check_index(vault) -> Check:
     attributes = sum(1 for n in facts.load_all(vault.root)[0] for a in n.attributes if a.current)
     count = index.doc_count() - attributes  # each current attribute of a fact note is a document of its own
     note = (" (rebuilt)" if report.rebuilt else
-            f" (built {report.impact_built} keyword pruning file(s))" if report.impact_built else "")
+            f" (built {plural(report.impact_built, 'keyword pruning file')})" if report.impact_built else "")
     also = f" (and {plural(attributes, 'fact attribute')})" if attributes else ""
     if count != parsed:
         return Check("index", "fail", f"index holds {plural(count, 'memory')}{also} but "
-                     f"{plural(parsed, 'file')} {'parses' if parsed == 1 else 'parse'}{note}; "
+                     f"{plural(parsed, 'file')} {agree(parsed, 'parses', 'parse')}{note}; "
                      "run `hafiza reindex`")
     return Check("index", "ok", f"{plural(count, 'memory')}{also} indexed, in step with the files{note}")
 
@@ -201,7 +203,8 @@ def check_interrupted(vault) -> Check:
     temps = orphan_temp_files(vault.root)
     if found is None and not temps:
         return Check("interrupted writes", "ok", "none")
-    details = [f"{len(found[1])} path(s) in the interrupted write's journal (pid {found[0].get('pid', '?')})"] \
+    details = [f"{plural(len(found[1]), 'path')} in the interrupted write's journal "
+               f"(pid {found[0].get('pid', '?')})"] \
         if found else []
     details += [f"temp file of a dead writer: {p.relative_to(vault.root)}" for p in temps]
     return Check("interrupted writes", "warn", "a write was interrupted before its commit; the next hafiza write "
@@ -226,8 +229,8 @@ def check_links(vault) -> Check:
                 found.append(f"{os.path.relpath(path, vault.root)}: {what}{target}")
     if not found:
         return Check("links", "ok", "only regular files")
-    return Check("links", "warn", f"{len(found)} link(s) or special file(s): hafiza never reads, "
-                 "indexes or commits them; remove them or replace them with the file itself", found)
+    return Check("links", "warn", f"{plural(len(found), 'link')} or special {agree(len(found), 'file', 'files')}: "
+                 "hafiza never reads, indexes or commits them; remove them or replace them with the file itself", found)
 
 
 def check_private(vault) -> Check:
@@ -261,12 +264,14 @@ def check_sync(vault) -> Check:
     marked = [rel for rel in git.grep(list(conflicts.MARKERS), *MERGED)
               if conflicts.has_markers((vault.root / rel).read_text(encoding="utf-8", errors="replace"))]
     if marked:
-        return Check("sync", "fail", f"{len(marked)} file(s) hold raw conflict markers from a merge without hafiza's "
-                     "driver; `hafiza sync` merges them again by its rules", marked)
+        return Check("sync", "fail", f"{plural(len(marked), 'file')} {agree(len(marked), 'holds', 'hold')} raw "
+                     "conflict markers from a merge without hafiza's driver; `hafiza sync` merges them again by its "
+                     "rules", marked)
     twins = conflicted(vault)
     if twins:
-        return Check("sync", "warn", f"{len(twins)} memory(ies) hold two texts from a merge; `hafiza resolve ID "
-                     "--keep ours|theirs|both` picks", [f"{i}: {', '.join(k)}" for i, k in sorted(twins.items())])
+        return Check("sync", "warn", f"{plural(len(twins), 'memory')} {agree(len(twins), 'holds', 'hold')} two texts "
+                     "from a merge; `hafiza resolve ID --keep ours|theirs|both` picks",
+                     [f"{i}: {', '.join(k)}" for i, k in sorted(twins.items())])
     url = git.remote_url("origin")
     if url and git.config("merge.hafiza", "driver") != driver_command():
         return Check("sync", "warn", "this machine has not registered hafiza's merge driver (or it names another "

@@ -74,7 +74,7 @@ def test_accept_and_reject_and_a_rejected_statement_is_not_proposed_again(vault)
     [rejected] = capture.decide(vault, [], accept=False, why="not a rule")
     assert (rejected.number, rejected.result, rejected.commit) == (1, "rejected", vault.git.head())
     assert capture.inbox(vault) == []
-    assert git_subjects(vault.root)[:2] == [f"hafiza: reject 1 proposal(s) of {branch}",
+    assert git_subjects(vault.root)[:2] == [f"hafiza: reject 1 proposal of {branch}",
                                             "hafiza: capture i-prefer-small-commits-with-one-change-each"]
     again = capture.file(vault, said, recall=Recall(vault.root))  # one ruled out, one already a memory
     assert again.proposed == [] and again.skipped == 1 and again.used == [memory.id]
@@ -119,8 +119,8 @@ def test_decisions_carry_the_inbox_numbers_and_a_ruling_commit_per_branch(vault)
         (1, first, 1, "rejected"), (3, second, 1, "rejected"), (4, second, 2, "rejected")]
     rulings = [c.sha for c in vault.git.log(2)]  # one commit a branch: the newest is the second branch's
     assert [d.commit for d in rejected] == [rulings[1], rulings[0], rulings[0]]
-    assert git_subjects(vault.root)[:2] == [f"hafiza: reject 2 proposal(s) of {second}",
-                                            f"hafiza: reject 1 proposal(s) of {first}"]
+    assert git_subjects(vault.root)[:2] == [f"hafiza: reject 2 proposals of {second}",
+                                            f"hafiza: reject 1 proposal of {first}"]
     [left] = capture.decide(vault, [], accept=True)
     assert (left.number, left.branch, left.commit) == (2, first, vault.git.head())
 
@@ -147,7 +147,7 @@ def test_inbox_commands(vault, home):  # noqa: F811
     env = {"HOME": str(home)}
     run_cli("sessions", "import", env=env)
     out = run_cli("inbox", "file").stdout
-    assert out.startswith("9 session(s): 4 proposed on capture/")
+    assert out.startswith("9 sessions: 4 proposed on capture/")
     listed = json.loads(run_cli("inbox", "--json").stdout)
     assert [p["number"] for p in listed] == [1, 2, 3, 4]
     assert {p["subject"] for p in listed} >= {"capture our-ci-runs-on-buildkite"}
@@ -158,7 +158,7 @@ def test_inbox_commands(vault, home):  # noqa: F811
     assert run_cli("inbox").stdout.startswith("  3  ")
     missing = run_cli("inbox", "accept", "1", check=False)
     assert missing.returncode == 1 and missing.stderr.strip() == "Error: the inbox has no item 1; it has 3"
-    assert run_cli("inbox", "file").stdout.startswith("0 session(s): 0 proposed")
+    assert run_cli("inbox", "file").stdout.startswith("0 sessions: 0 proposed")
     assert "Usage: hafiza inbox file" in run_cli("inbox", "file", "--help").stdout
 
 
@@ -311,7 +311,7 @@ def test_inbox_file_with_a_model_on_the_command_line_and_no_transcript_secret_re
     assert len(out["proposed"]) == 4 and out["by_model"] == []
     assert all(secret not in json.dumps(r.body) for r in server.requests)
     plain = run_cli("inbox", "file", "--model", "none", env=env).stdout
-    assert plain.startswith("0 session(s)") and "model:" not in plain
+    assert plain.startswith("0 sessions") and "model:" not in plain
 
 
 @pytest.mark.parametrize("said", ["Remember that my GitHub token is {token}, use it for the release bot.",

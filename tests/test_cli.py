@@ -841,7 +841,7 @@ def test_a_malformed_file_is_reported_by_doctor_and_reindex_and_the_rest_work(li
 
     proc = run_cli("doctor", check=False)
     assert proc.returncode == 1
-    assert "files: 2 file(s) do not parse" in proc.stdout
+    assert "files: 2 files do not parse" in proc.stdout
     assert f"{broken}:4: invalid YAML frontmatter" in proc.stdout
     assert f"{bad_count}: shown: expected a non-negative number, got True" in proc.stdout
     checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json", check=False).stdout)}
@@ -849,7 +849,7 @@ def test_a_malformed_file_is_reported_by_doctor_and_reindex_and_the_rest_work(li
     assert checks["git"]["level"] == "warn"
 
     proc = run_cli("reindex")
-    assert proc.stdout.strip() == "indexed 4 memories; 2 file(s) skipped"
+    assert proc.stdout.strip() == "indexed 4 memories; 2 files skipped"
     assert "skipped memories/broken.md: invalid YAML frontmatter" in proc.stderr
     assert "skipped memories/bad-count.md: shown: expected a non-negative number" in proc.stderr
 

@@ -60,12 +60,12 @@ def test_review_reject_json_is_the_branch_the_actions_and_the_ruling_commit(vaul
     branch = _run(vault).branch
     done = run_cli("review", "reject", "--why", "kept apart on purpose", "--json")
     assert json.loads(done.stdout) == {"branch": branch, "rejected": [1], "commit": git_head(vault.root)}
-    assert git_subjects(vault.root)[0] == f"hafiza: reject 1 proposal(s) of {branch}"
+    assert git_subjects(vault.root)[0] == f"hafiza: reject 1 proposal of {branch}"
     ruling = json.loads((vault.root / "rulings.jsonl").read_text().splitlines()[-1])
     assert (ruling["branch"], ruling["why"]) == (branch, "kept apart on purpose")
     missing = run_cli("review", "reject", "curate/nope", "--json", check=False)
     assert missing.returncode != 0 and missing.stdout == "" and "Error: " in missing.stderr
-    assert git_subjects(vault.root)[0] == f"hafiza: reject 1 proposal(s) of {branch}"
+    assert git_subjects(vault.root)[0] == f"hafiza: reject 1 proposal of {branch}"
 
 
 def test_apply_takes_only_whitespace_identical_duplicates_straight_to_main(vault):
@@ -325,11 +325,11 @@ def test_the_command_line_round_trip(vault, shop, tmp_path):
     dry = json.loads(run_cli("curate", "--dry-run", "--json", "--project", f"shop={shop}").stdout)
     assert dry["branch"] is None and len(dry["selected"]) == 2 and Review(vault).branches() == []
     out = run_cli("curate", "--project", f"shop={shop}").stdout
-    assert "proposed 2 action(s) on curate/" in out
+    assert "proposed 2 actions on curate/" in out
     assert "Hafiza-Action: mark-stale" in run_cli("review", "show").stdout
     run_cli("review", "accept", "--only", "1")
     run_cli("review", "reject", "--only", "2", "--why", "moved on purpose")
-    assert git_subjects(vault.root)[:2] == ["hafiza: reject 1 proposal(s) of " + out.split(" on ")[1].split(":")[0],
+    assert git_subjects(vault.root)[:2] == ["hafiza: reject 1 proposal of " + out.split(" on ")[1].split(":")[0],
                                             "hafiza: merge duplicate ruff-a into ruff-b"]
     assert "no review branches" in run_cli("review").stdout
     merge = vault.git.log(2)[1].sha

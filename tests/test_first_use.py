@@ -19,7 +19,7 @@ def test_install_with_hafiza_vault_writes_hooks_that_name_that_vault(tmp_path):
     other = {"HAFIZA_VAULT": str(tmp_path / "other")}
     run_cli("init", env=other)
     report = run_cli("doctor", env=other, check=False).stdout
-    assert "warn  clients: 1 installed client(s) would not reach this vault" in report
+    assert "warn  clients: 1 installed client would not reach this vault" in report
 
 
 def test_repeated_undo_walks_back_and_redo_undoes_the_undo(vault):

@@ -46,7 +46,7 @@ def test_doctor_names_hooks_that_failed_open(vault):
     doctor = run_cli("doctor")
     assert doctor.returncode == 0
     line = next(line for line in doctor.stdout.splitlines() if "hooks:" in line)
-    assert line.startswith("warn  hooks: 1 hook call(s) failed in the last 7 days and injected nothing; the latest: ")
+    assert line.startswith("warn  hooks: 1 hook call failed in the last 7 days and injected nothing; the latest: ")
     assert line.endswith("claude-code hook failed open: JSONDecodeError: Expecting value: line 1 column 1 (char 0)")
 
 
@@ -67,7 +67,7 @@ def test_search_through_the_warm_process_names_a_file_it_left_out(vault):
         for mode in ("hybrid", "keyword"):  # the warm process, and the in-process search
             proc = run_cli("search", "deploys thursdays", "--mode", mode)
             assert proc.stdout.split()[1] == "thursdays"
-            assert proc.stderr.startswith("warning: 1 memory file(s) do not parse and are left out "
+            assert proc.stderr.startswith("warning: 1 memory file does not parse and is left out "
                                           "(memories/broken.md)"), (mode, proc.stderr)
     finally:
         run_cli("daemon", "stop", check=False)

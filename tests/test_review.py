@@ -65,7 +65,7 @@ def test_rejecting_records_a_committed_ruling_and_removes_the_decided_branch(thr
     assert three.git.branch_tip(name) is None  # nothing left to decide
     assert review.rulings()["archive:note-2"]["why"] == "I still need it"
     assert RULINGS in git(three.root, "ls-files")
-    assert git_subjects(three.root)[0] == f"hafiza: reject 1 proposal(s) of {name}"
+    assert git_subjects(three.root)[0] == f"hafiza: reject 1 proposal of {name}"
     with pytest.raises(HafizaError, match="no review branch has open proposals"):
         review.branch()
 
@@ -161,7 +161,7 @@ def test_doctor_says_when_proposals_wait(three):
     review = Review(three)
     review.propose(review.start("curate"), _archive(three, "note-1"))
     checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json", check=False).stdout)}
-    assert checks["review"]["level"] == "warn" and checks["review"]["summary"].startswith("1 proposal(s) wait")
+    assert checks["review"]["level"] == "warn" and checks["review"]["summary"].startswith("1 proposal waits")
 
 
 @pytest.mark.parametrize("kind", ["curate", "capture"])
@@ -199,4 +199,4 @@ def test_what_main_decided_is_not_proposed_again_by_a_later_branch(three, kind):
         assert git_subjects(three.root).count("hafiza: archive note-1") == 1  # not applied a second time
         assert review.open_keys() == {"archive:note-3"}
     checks = {c["name"]: c for c in json.loads(run_cli("doctor", "--json", check=False).stdout)}
-    assert checks["review"]["summary"].startswith(("2 proposal(s) wait" if kind == "capture" else "1 proposal(s) wait"))
+    assert checks["review"]["summary"].startswith(("2 proposals wait" if kind == "capture" else "1 proposal waits"))

@@ -306,7 +306,7 @@ def test_promote_and_reject_json(vault, world):
     assert installed.read_text() == (vault.root / "skills" / "ci-lint-test" / "SKILL.md").read_text()
     rejected = json.loads(run_cli("skills", "reject", "db-snapshot-migrate", "--json").stdout)
     assert rejected == {"name": "db-snapshot-migrate", "commit": git_head(vault.root)}
-    assert git_subjects(vault.root)[:2] == [f"hafiza: reject 1 proposal(s) of {Review(vault).branches()[0].name}",
+    assert git_subjects(vault.root)[:2] == [f"hafiza: reject 1 proposal of {Review(vault).branches()[0].name}",
                                             "hafiza: promote skill ci-lint-test"]
     for command in ("promote", "reject"):
         missing = run_cli("skills", command, "nope", "--json", check=False)

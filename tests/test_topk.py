@@ -298,13 +298,14 @@ class _WithoutDeleted:
 
 def test_doctor_builds_the_files_an_older_index_lacks(pruned):
     from hafiza.indexer.doctor import check_index
+    from hafiza.vault.format.text import plural
 
     root = impact.folder(pruned).parent.parent
     for path in impact.folder(pruned).glob("*.imp"):
         path.unlink()  # as an index built before impact files existed
     every = {impact.segment_id(s) for s, _ in pruned.reader().leaf_readers()}
     check = check_index(Vault(root))
-    assert check.level == "ok" and f"built {len(every)} keyword pruning file(s)" in check.summary
+    assert check.level == "ok" and f"built {plural(len(every), 'keyword pruning file')}" in check.summary
     assert {p.stem for p in impact.folder(pruned).glob("*.imp")} == every
     assert "built" not in check_index(Vault(root)).summary  # once
 

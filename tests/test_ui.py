@@ -311,7 +311,7 @@ def test_accept_one_action_and_reject_another_with_a_reason(client, vault):
     client.post("/review/decide", {"branch": branch, "only": "2", "decision": "reject", "why": "still needed"})
     log = subprocess.run(["git", "-C", str(vault.root), "log", "--format=%s", f"{head}..HEAD"], capture_output=True,
                          text=True, check=True).stdout.splitlines()
-    assert log == [f"hafiza: reject 1 proposal(s) of {branch}", "hafiza: archive alpha"]
+    assert log == [f"hafiza: reject 1 proposal of {branch}", "hafiza: archive alpha"]
     rulings = (vault.root / "rulings.jsonl").read_text()
     assert '"key": "archive:beta"' in rulings and '"why": "still needed"' in rulings and '"by": "ui"' in rulings
     assert "status: archived" in (vault.root / "memories" / "alpha.md").read_text()

@@ -29,6 +29,7 @@ from typing import NamedTuple
 from hafiza.vault.guard import secrets
 from hafiza.vault.errors import GitError, HafizaError, SecretRefused
 from hafiza.vault.files import NotRegularFile, read_regular
+from hafiza.vault.format.text import plural
 from hafiza.vault.git import Commit, message
 from hafiza.vault.sync.merge import Conflict, merge
 
@@ -258,7 +259,8 @@ class Review:
         if not chosen:
             return []
         self._rule([{"key": p.key, "action": p.action, "memories": p.ids, "commit": p.commit.sha,
-                     "branch": branch.name} for p in chosen], f"reject {len(chosen)} proposal(s) of {branch.name}",
+                     "branch": branch.name} for p in chosen],
+                   f"reject {plural(len(chosen), 'proposal')} of {branch.name}",
                    "reject", why)
         for p in chosen:
             p.state = "rejected"
@@ -413,8 +415,8 @@ def pr_body(branch: Branch) -> str:
     rows = [f"| {p.number} | {p.action} | {cell(', '.join(p.ids))} | {cell(p.to_json()['reason'])} | "
             f"{cell(p.to_json()['evidence'])} | {p.to_json()['confidence']:.2f} |" for p in branch.open]
     return "\n".join([
-        f"hafiza proposes {len(rows)} change(s) to the memory vault, one commit each. Merge all, or accept some "
-        f"with `hafiza review accept {branch.name} --only N`; reject with `hafiza review reject {branch.name} "
+        f"hafiza proposes {plural(len(rows), 'change')} to the memory vault, one commit each. Merge all, or accept "
+        f"some with `hafiza review accept {branch.name} --only N`; reject with `hafiza review reject {branch.name} "
         "--only N --why TEXT` so they are not proposed again.", "",
         "| # | action | memories | reason | evidence | confidence |",
         "|---|---|---|---|---|---|", *rows, ""])

@@ -163,7 +163,7 @@ def test_a_curate_branch_accept_one_reject_another_by_keyboard(page, server, vau
     page.keyboard.press("r")
     page.wait_for_selector(".notice >> text=never proposed again")
     log = subjects(vault.root, before)
-    assert log[0] == f"hafiza: reject 1 proposal(s) of {branch}" and log[1].startswith("hafiza: merge duplicate")
+    assert log[0] == f"hafiza: reject 1 proposal of {branch}" and log[1].startswith("hafiza: merge duplicate")
     assert len(log) == 2  # one commit for the accepted action, one ruling for the rejected one
     ruling = json.loads((vault.root / "rulings.jsonl").read_text().splitlines()[-1])
     assert ruling["why"] == "two separate notes on purpose" and ruling["by"] == "ui"

@@ -197,6 +197,12 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'es' if noun.endswith(('s', 'x', 'ch', 'sh')) else 's'}"
 
 
+def agree(n: int, one: str, many: str) -> str:
+    """The word of a sentence that follows the number `n`, often its verb: `one` for 1, `many` otherwise, as
+    in `f"{plural(n, 'file')} {agree(n, 'does', 'do')} not parse"` (`1 file does`, `2 files do`)."""
+    return one if n == 1 else many
+
+
 def first_line(text: str, limit: int = 80) -> str:
     """A title from text: its first non-empty line, cut at a word near `limit`."""
     for line in text.splitlines():

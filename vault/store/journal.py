@@ -20,6 +20,7 @@ from pathlib import Path
 
 from hafiza.vault.errors import GitError
 from hafiza.vault.files import FILE_MODE, alive, atomic_write, is_regular, read_regular, temp_owner
+from hafiza.vault.format.text import plural
 
 JOURNAL = "journal"
 
@@ -137,7 +138,7 @@ def recover(journal: Journal, git) -> str | None:
         return None
     restored, removed, kept = rollback(journal.root, git, pending)
     journal.abandon()
-    done = ", ".join(part for part in (f"{restored} file(s) restored" if restored else "",
+    done = ", ".join(part for part in (f"{plural(restored, 'file')} restored" if restored else "",
                                        f"{removed} removed" if removed else "",
                                        f"{kept} kept (edited since)" if kept else "") if part)
     return f"rolled back a write that was interrupted (pid {header.get('pid', '?')}): {done or 'nothing left'}"

@@ -29,6 +29,7 @@ from hafiza.vault.errors import FrontmatterError, GitError, HafizaError
 from hafiza.vault.files import DIR_MODE, atomic_write, read_regular
 from hafiza.vault.git import message
 from hafiza.vault.format.ids import unique_id
+from hafiza.vault.format.text import plural
 from hafiza.vault.facts import is_fact_path
 from . import incoming
 from .merge import is_memory, reconcile, twice
@@ -351,7 +352,8 @@ def _repair(vault, report: Report) -> None:
     if fixed:
         notes, written = _split(vault, [rel for p in fixed if is_memory(rel := str(p.relative_to(vault.root)))])
         report.notes += notes
-        vault.commit(list(dict.fromkeys(fixed + written)), f"repair {len(fixed)} file(s) merged without the driver",
+        vault.commit(list(dict.fromkeys(fixed + written)),
+                     f"repair {plural(len(fixed), 'file')} merged without the driver",
                      "sync-repair")
 
 
