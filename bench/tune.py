@@ -6,9 +6,9 @@
     .venv/bin/python bench/tune.py --json out.json      # the per-prompt blocks, to compare two runs
 
 For each set (bench/recall/memories.jsonl with prompts.jsonl and heldout.jsonl as `base`, and every
-bench/recall/rNN/ whose use log says it is spent) a vault is built once with the real embedder and kept
-under $TMPDIR/hafiza-tune/ (keyed by the set's memories; `--rebuild` after a change to what the index
-stores). Each prompt then gets what the prompt hook would inject (hafiza.hooks.service.answer with the
+bench/recall/rNN/ whose use log says it is spent, never one whose last entry says "not yet used": a blind
+set kept for its one run) a vault is built once with the real embedder and kept under $TMPDIR/hafiza-tune/
+(keyed by the set's memories; `--rebuild` after a change to what the index stores). Each prompt then gets what the prompt hook would inject (hafiza.hooks.service.answer with the
 hooks' floor, the prompt's project, its last two turns of history as context, render.select; nothing
 when the gate silences it), scored with bench/recall.py's definitions.
 
@@ -43,7 +43,9 @@ def tuning_sets() -> dict[str, tuple[Path, list[Path]]]:
     sets = {"base": (DATA / "memories.jsonl", [DATA / "prompts.jsonl", DATA / "heldout.jsonl"])}
     for d in sorted(DATA.glob("r*/")):
         readme = (d / "README.md").read_text(encoding="utf-8") if (d / "README.md").exists() else ""
-        if (d / "memories.jsonl").exists() and "spent" in readme.split("## Use log")[-1]:
+        log = readme.split("## Use log")[-1] if "## Use log" in readme else ""
+        last = log.rsplit("\n- ", 1)[-1].lower()  # the use log's last entry: a set never run ends "not yet used"
+        if (d / "memories.jsonl").exists() and "spent" in log and "not yet used" not in last:
             sets[d.name] = (d / "memories.jsonl", [d / "prompts.jsonl"])
     return sets
 
