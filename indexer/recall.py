@@ -580,15 +580,11 @@ class Recall:
         store = self.vectors() if mode != "keyword" and self.embedder is not None else None
         if store is None:
             return _unalike
-        firsts: dict[str, object] = {}
 
         def alike(a: dict, b: dict) -> bool:
             if a["type"] != b["type"] or a["scope"] != b["scope"]:
                 return False
-            for doc in (a, b):
-                if doc["id"] not in firsts:
-                    firsts[doc["id"]] = store.first(doc["id"])
-            va, vb = firsts[a["id"]], firsts[b["id"]]
+            va, vb = store.first(a["id"]), store.first(b["id"])
             return va is not None and vb is not None and float(va @ vb) >= SAME_SUBJECT_COSINE
         return alike
 

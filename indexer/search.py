@@ -115,12 +115,16 @@ class View:
         if found is None:
             if len(self._frequencies) >= MAX_CACHED_WORDS:
                 self._frequencies.clear()
-            found = max(self.reader.doc_frequency(f, word) for f in EXACT_FIELDS)
+            found = self._held(word)
             cut = prefix(word) if not found else None  # a form no memory holds: how many hold another
             if cut:
                 found = self.reader.doc_frequency(PREFIXES, cut)
             self._frequencies[word] = found
         return found
+
+    def _held(self, word: str) -> int:
+        """Documents holding `word` as it is in any exact field (the most of any one field)."""
+        return max(self.reader.doc_frequency(f, word) for f in EXACT_FIELDS)
 
     def spelled(self, word: str) -> str | None:
         """The word a word no memory holds was most likely typed for: of the words one letter fewer or two
@@ -136,7 +140,7 @@ class View:
             return self._spellings[word]
         near = {word[:i] + word[i + 1:] for i in range(len(word))}
         near |= {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1) if word[i] != word[i + 1]}
-        held = {w: max(self.reader.doc_frequency(f, w) for f in EXACT_FIELDS) for w in near - {word}}
+        held = {w: self._held(w) for w in near - {word}}
         best = max(held, key=lambda w: (held[w], w), default=None)
         if len(self._spellings) >= MAX_CACHED_WORDS:
             self._spellings.clear()
