@@ -518,6 +518,39 @@ def test_thursday_facts(week):
     known.settle()
 
 
+def test_thursday_a_changed_fact_in_other_words(week):
+    # Ruff's rules moved to ruff.toml, and the note that says so supersedes nothing and shares one title word with
+    # the old one ("Ruff rules", "Ruff config"): both stay active, and the memories' vectors make them one subject
+    # (issue 34, round six). Every channel that searches by meaning shows the newer first; the hook and MCP label
+    # the older "possibly outdated".
+    from conftest import edit_in_place
+
+    a = week.a
+    # The old note was written long before this week (its date set by hand, as a note brought from elsewhere):
+    # the next write records the edit first.
+    edit_in_place(a.root / "memories" / "ruff-config.md", f"created: {a.json('show', 'ruff-config')['created']}",
+                  "created: 2025-06-02")
+    a.run("remember", "Ruff lint rules live in ruff.toml at the repository root now, no longer in pyproject.toml "
+          "under [tool.ruff].", "--id", "ruff-rules", "--type", "knowledge", "--title", "Ruff rules")
+    logged(a, "remember", "ruff-rules")
+    query, label = "where do the ruff lint rules live?", "possibly outdated: newer memory ruff-rules"
+
+    def newer_first(ids: list[str], channel: str) -> None:
+        assert "ruff-rules" in ids and ids.index("ruff-rules") < ids.index("ruff-config"), f"{channel}: {ids}"
+
+    block = a.prompt(query)
+    newer_first(block_ids(block), "the prompt hook")
+    assert label in block, block
+    hits = a.mcp.ok("recall", query=query)["hits"]
+    newer_first([h["id"] for h in hits], "MCP recall")
+    assert label in next(h for h in hits if h["id"] == "ruff-config")["labels"], hits
+    newer_first([h["id"] for h in a.json("search", query)], "hafiza search")
+    page = week.ui.page(f"/?q={quote(query)}&mode=hybrid")  # the UI's keyword search (its default) reads no vectors
+    newer_first(re.findall(r'href="/memory/([^"?#/]+)"', page), "the UI's search")
+    invariants(week)
+    known.settle()
+
+
 # ---- Friday: procedures repeated across sessions become skill drafts, promoted or rejected
 
 def test_friday_skills_draft_promote_reject(week):
