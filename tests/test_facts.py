@@ -89,6 +89,14 @@ def test_bad_input_and_secrets_write_nothing(acme):
     token = "gh" + "p_" + "Zq7Lm2Xc9Vb4Nk1Rt6Yw3Ps8Dh5Gf0Ja2Ue7"  # assembled at run time; not a real token
     with pytest.raises(SecretRefused):
         acme.set_fact("Acme A.Ş.", "deploy token", token)
+    # Removing an attribute: its reason goes into the commit, so it passes the guard and the length limit too, and
+    # an entity's name never reaches a file outside facts/.
+    with pytest.raises(SecretRefused):
+        acme.remove_fact("Acme A.Ş.", "contact", reason=f"rotated, the new one is {token}")
+    with pytest.raises(HafizaError, match="reason"):
+        acme.remove_fact("Acme A.Ş.", "contact", reason="x" * 5000)
+    with pytest.raises(HafizaError):
+        acme.remove_fact("../../etc/passwd", "contact")
     assert (git_subjects(acme.root), note_text(acme)) == before
 
 
