@@ -27,7 +27,7 @@ from hafiza.vault.store import usage
 from hafiza.vault.errors import HafizaError
 
 from . import rank
-from .gate import general_question
+from .gate import general_question, reaction
 from .index import Index
 from .schema import CONCEPTS
 from .search import GATHER, Concept, Hit, Titled, View, factors, keyword_channel, query_terms, to_hit, visible
@@ -325,9 +325,10 @@ class Recall:
         jobs" and the nightly jobs' memory) is not enough. The project's name counted with the turns made every
         memory naming the project a subject (chit-chat after a question in site-yonetim-api, silent 0.94 ->
         0.97 without it). Also counting the prompt's nearest by meaning let "thanks, that fixed it" after a
-        question about a lockfile recall it (issue 34, lever 2)."""
+        question about a lockfile recall it (issue 34, lever 2). A reaction to the last answer (gate.reaction: "ok
+        that fixed it", "teşekkürler, çalıştı") is about that answer, so it gets no second query at all."""
         words = query_terms(q.text)
-        if not words or len(words) > SHORT_PROMPT_TERMS:
+        if not words or len(words) > SHORT_PROMPT_TERMS or reaction(q.text):
             return []
         plain = q._replace(floor=None, limit=GATHER, mode="keyword", context="", versions=False)
         matched = [s for s in self._scored(plain) if s.parts.get("idf", 0.0) >= IMPLICIT_OWN]

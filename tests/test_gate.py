@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from hafiza.indexer.gate import MIN_CHARS, general_question, keyword_query, silence_reason
+from hafiza.indexer.gate import MIN_CHARS, general_question, keyword_query, silence_reason, reaction
 from test_hooks import context_of, hook
 
 LONG_PASTE = "The staging deploy log follows. " + "step ok; " * 400  # ~3,600 characters
@@ -116,6 +116,16 @@ def test_real_questions_are_not_silent(prompt):
 ])
 def test_a_question_about_something_in_general_is_told_from_one_about_the_team(prompt, general):
     assert general_question(prompt) is general
+
+
+@pytest.mark.parametrize("prompt, reacts", [
+    ("ok that fixed it", True), ("teşekkürler, çalıştı", True), ("that fixed it 🎉", True), ("sağ ol, oldu bu", True),
+    ("sorry, I meant the other file", True), ("bugün çok yavaş cevap veriyorsun :)", True), ("Thanks!", True),
+    ("run the tests", False), ("commit this", False), ("deploy et", False), ("typescript types", False),
+    ("the greatest common divisor", False), ("harikalar diyarı", False), ("std::Data", False),
+])
+def test_a_reaction_to_the_last_answer_is_told_from_a_request(prompt, reacts):
+    assert reaction(prompt) is reacts
 
 
 @pytest.mark.parametrize("query, keywords", [

@@ -572,6 +572,12 @@ def test_a_short_prompt_is_searched_again_with_the_recent_turns_but_chitchat_sta
     thanks = recall.search("thanks, that sorted it", mode="keyword", all_scopes=True, floor=FLOOR,
                            context="CI fails on an outdated pnpm lockfile, what do I do?")
     assert thanks == []
+    # the turns make the prompt's word their subject; a reaction to the last answer is about that answer
+    lockfile = "CI fails on an outdated pnpm lockfile, what do I do?"
+    hits = recall.search("the outdated one is sorted", mode="keyword", all_scopes=True, floor=FLOOR, context=lockfile)
+    assert [h.id for h in hits] == ["lockfile"] and hits[0].parts["implicit"]
+    assert recall.search("outdated one sorted, thanks", mode="keyword", all_scopes=True, floor=FLOOR,
+                         context=lockfile) == []
     # a word of the prompt that only happens to match a memory the turns do not name: silent
     nice = recall.search("nice messages", mode="keyword", all_scopes=True, floor=FLOOR, project="jira-trips",
                          context="CI fails on an outdated pnpm lockfile, what do I do?")
