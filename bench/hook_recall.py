@@ -228,6 +228,8 @@ def main(argv=None) -> int:
     ap.add_argument("--memories", default="memories.jsonl", help="the memories file in bench/recall/")
     ap.add_argument("--set", help="one prompt file in bench/recall/ instead of prompts.jsonl and heldout.jsonl "
                                   "(e.g. r34/prompts.jsonl with --memories r34/memories.jsonl)")
+    ap.add_argument("--aliases", help="an agent's aliases for these memories, added to theirs before the import "
+                                      "(a file in bench/recall/ of {id, aliases} lines, e.g. r50/aliases.jsonl)")
     ap.add_argument("--name", default="hook-recall", help="results file name (bench/results/NAME-DATE.*)")
     args = ap.parse_args(argv)
 
@@ -258,7 +260,14 @@ def main(argv=None) -> int:
     try:
         hz("init")
         t0 = time.perf_counter()
-        hz("import", str(DATA / args.memories), HAFIZA_EMBEDDER="none")
+        source = DATA / args.memories
+        if args.aliases:  # as an agent gives them through MCP `remember` (bench/recall/README.md, aliases.jsonl)
+            given = evaluation.agent_aliases(args.aliases)
+            notes.append(f"{sum(map(len, given.values()))} aliases from {args.aliases} added to {len(given)} memories")
+            source = work / "memories-with-aliases.jsonl"
+            source.write_text("".join(json.dumps({**m, "aliases": [*(m.get("aliases") or []), *given.get(m["id"], [])]},
+                                                 ensure_ascii=False) + "\n" for m in memories), encoding="utf-8")
+        hz("import", str(source), HAFIZA_EMBEDDER="none")
         hz("reindex")
         build_s = round(time.perf_counter() - t0, 1)
         found = {f.stem for f in (vault / "memories").glob("*.md")}

@@ -113,9 +113,10 @@ def hook_block(recall, mode: str, p: dict) -> tuple[str | None, list[dict], list
     return None, reply["hits"], render.block(render.select(reply["hits"], set()))[1]
 
 
-def agent_aliases() -> dict[str, list[str]]:
-    """bench/recall/aliases.jsonl: the phrases an agent gave each memory, blind to the prompts (README)."""
-    return {row["id"]: row["aliases"] for row in load("aliases.jsonl")} if (DATA / "aliases.jsonl").exists() else {}
+def agent_aliases(name: str = "aliases.jsonl") -> dict[str, list[str]]:
+    """bench/recall/aliases.jsonl (or another set's, "r50/aliases.jsonl"): the phrases an agent gave each memory,
+    blind to the prompts (README)."""
+    return {row["id"]: row["aliases"] for row in load(name)} if (DATA / name).exists() else {}
 
 
 def successions(prompts: list[dict]) -> dict[str, tuple[set, set]]:
