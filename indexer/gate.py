@@ -48,14 +48,18 @@ def silence_reason(prompt: str | None) -> str | None:
 # say so; a memory about the team's Grafana or Go version matched their words (issue 34, round four). Round six
 # added the forms of the chit-chat the twelve spent sets still answered ("when to use which", "actually do",
 # "hangisini tercih edersin", "türleri nelerdir", "genel öneriler"): 7 of their 720 chit-chat prompts silent, no
-# answerable prompt changed (bench/tune.py).
+# answerable prompt changed (bench/tune.py). Round seven added "in simple terms", "compared to", "what does ... mean",
+# "ne demek": 5 of the seventeen spent sets' 991 chit-chat prompts silent (3 of them r50's), none answerable changed;
+# "vs", "versus" and "karşılaştır" too lost 3 answerable prompts ("GunceImage vs next/image — which should I use").
 _GENERAL = re.compile(
     r"\b(?:in general|generally|generally speaking|conceptually|in theory|general question"
     r"|genel olarak|genel anlamda|genel bir soru|kavramsal(?: olarak)?|teoride|teorik olarak"
     r"|difference between|differ(?:s)? from|aras[ıi]ndaki fark\w*|fark[ıi]n?[ıi]? (?:ne(?:dir)?|anlat\w*|a[çc][ıi]kla\w*)"
     r"|genel bir kar[şs][ıi]la[şs]t[ıi]rma\w*|how does .{1,40}? work"
     r"|nas[ıi]l [çc]al[ıi][şs][ıi]r|when to use which|actually do(?:es)?|as a standard|time complexity"
-    r"|hangisini tercih eder\w*|ne zaman kullan[ıi]l[ıi]r|t[üu]rleri (?:nelerdir|neler)|genel [öo]neri\w*)\b",
+    r"|hangisini tercih eder\w*|ne zaman kullan[ıi]l[ıi]r|t[üu]rleri (?:nelerdir|neler)|genel [öo]neri\w*"
+    r"|in simple terms|in plain (?:english|words)|basit[çc]e|basit bir dille|compared? (?:to|with)|compares (?:to|with)"
+    r"|what does .{1,40}? mean|ne (?:demek|anlama gelir)\w*)\b",
     re.IGNORECASE)
 # "we" in a Turkish verb too: "kullanıyoruz", "koyuyor muyuz", "yapmalıyız".
 _OURS = re.compile(r"\b(?:our|ours|we|us|here|burada|biz|bizim|bizde|bizdeki|bize|ekibimiz\w*"

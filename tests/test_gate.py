@@ -104,6 +104,12 @@ def test_real_questions_are_not_silent(prompt):
     ("JSON ile TOML arasında hangisini tercih edersin?", True),
     ("Redis'te veri tipleri nelerdir, sorted set ne zaman kullanılır?", True),
     ("Vue'da performans için genel öneriler neler?", True),
+    ("what is a Helm chart, in simple terms?", True),                # round seven
+    ("how does a Java virtual thread compare to a Kotlin coroutine?", True),
+    ("what does idempotent mean for HTTP methods like PUT vs POST?", True),
+    ("k6'da VU ne demek?", True),
+    ("what does SEV2 mean for us?", False),                           # "us"
+    ("GunceImage vs next/image, which one should I use for the hero image?", False),  # "vs" alone is not general
     ("which serializer do we use, and when to use which?", False),   # "we"
     ("bizde hangi kuyruk ne zaman kullanılır?", False),              # "bizde"
     ("staging ile prod farkını anlatır mısın, bizde hangisi önce?", False),
