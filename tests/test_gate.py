@@ -127,6 +127,7 @@ def test_a_question_about_something_in_general_is_told_from_one_about_the_team(p
 @pytest.mark.parametrize("prompt, reacts", [
     ("ok that fixed it", True), ("teşekkürler, çalıştı", True), ("that fixed it 🎉", True), ("sağ ol, oldu bu", True),
     ("sorry, I meant the other file", True), ("bugün çok yavaş cevap veriyorsun :)", True), ("Thanks!", True),
+    ("explain that again more simply", True), ("bunu tablo olarak göster", True), ("daha kısa anlat", True),
     ("run the tests", False), ("commit this", False), ("deploy et", False), ("typescript types", False),
     ("the greatest common divisor", False), ("harikalar diyarı", False), ("std::Data", False),
 ])
