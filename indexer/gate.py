@@ -51,11 +51,15 @@ def silence_reason(prompt: str | None) -> str | None:
 # answerable prompt changed (bench/tune.py). Round seven added "in simple terms", "compared to", "what does ... mean",
 # "ne demek": 5 of the seventeen spent sets' 991 chit-chat prompts silent (3 of them r50's), none answerable changed;
 # "vs", "versus" and "karşılaştır" too lost 3 answerable prompts ("GunceImage vs next/image — which should I use").
+# After r51 and r52 were spent: "how does" a longer subject "work", "is there a ... difference", "arasında ... fark":
+# 3 of the nineteen spent sets' chit-chat prompts silent, none answerable changed; "what happens if" lost 3 ("what
+# happens if the same reading shows up twice from a device?").
 _GENERAL = re.compile(
     r"\b(?:in general|generally|generally speaking|conceptually|in theory|general question"
     r"|genel olarak|genel anlamda|genel bir soru|kavramsal(?: olarak)?|teoride|teorik olarak"
     r"|difference between|differ(?:s)? from|aras[ıi]ndaki fark\w*|fark[ıi]n?[ıi]? (?:ne(?:dir)?|anlat\w*|a[çc][ıi]kla\w*)"
-    r"|genel bir kar[şs][ıi]la[şs]t[ıi]rma\w*|how does .{1,40}? work"
+    r"|genel bir kar[şs][ıi]la[şs]t[ıi]rma\w*|how does .{1,60}? work|(?:is|are) there (?:a |any )?(?:\w+ )?difference"
+    r"|aras[ıi]nda .{0,30}?fark\w*"
     r"|nas[ıi]l [çc]al[ıi][şs][ıi]r|when to use which|actually do(?:es)?|as a standard|time complexity"
     r"|hangisini tercih eder\w*|ne zaman kullan[ıi]l[ıi]r|t[üu]rleri (?:nelerdir|neler)|genel [öo]neri\w*"
     r"|in simple terms|in plain (?:english|words)|basit[çc]e|basit bir dille|compared? (?:to|with)|compares (?:to|with)"

@@ -108,6 +108,10 @@ def test_real_questions_are_not_silent(prompt):
     ("how does a Java virtual thread compare to a Kotlin coroutine?", True),
     ("what does idempotent mean for HTTP methods like PUT vs POST?", True),
     ("k6'da VU ne demek?", True),
+    ("how does Spring @Transactional REQUIRES_NEW propagation work?", True),
+    ("CTE vs subquery, is there a performance difference in Postgres?", True),
+    ("Spring'de @Component ile @Service arasında gerçekten fark var mı?", True),
+    ("is there a difference between our staging and prod configs?", False),  # "our"
     ("what does SEV2 mean for us?", False),                           # "us"
     ("GunceImage vs next/image, which one should I use for the hero image?", False),  # "vs" alone is not general
     ("which serializer do we use, and when to use which?", False),   # "we"
