@@ -33,7 +33,7 @@ from hafiza.vault.store import usage
 from hafiza.vault.errors import AlreadyRemembered, HafizaError
 from hafiza.vault.format.model import TYPES
 from hafiza.vault.format.paths import SIDECAR
-from hafiza.vault.sync.teams import PERSONAL, owner, readable, record_uses, stamp
+from hafiza.vault.sync.teams import PERSONAL, find, owner, readable, record_uses, stamp
 from hafiza.vault.format.layout import memory_rel
 from hafiza.vault.format.inputs import (MAX_ALIASES, MAX_CLAIM_ARG_CHARS, MAX_CLAIMS, MAX_REASON_CHARS, MAX_SUPERSEDES,
                                  MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS)
@@ -380,7 +380,7 @@ class Memories:
             raise HafizaError(f"no vault named {to!r} here (vaults: {', '.join([PERSONAL, *sorted(self.teams)])})",
                               field="to")
         for mem_id in about:
-            holder = self._owner(mem_id)
+            holder = owner(self.root, self.teams, mem_id)
             if holder != PERSONAL:
                 raise HafizaError(f"{mem_id!r} is in the team vault {holder!r}: a team's memories change through "
                                   "the team (`hafiza promote`, a pull request), not from here", field="id")
@@ -389,9 +389,6 @@ class Memories:
         # Embedded at once, here: this process holds the model for recall anyway, and an agent's `recall`
         # right after its `remember` must find it by meaning too, not seconds later (issue 30, item 2).
         return writable(root, actor, embedder=embedder, embed_now=True).require()
-
-    def _owner(self, mem_id: str) -> str:
-        return owner(self.root, self.teams, mem_id)
 
     def _root_of(self, name: str) -> Path:
         return self.root if name == PERSONAL else Path(self.teams[name])
@@ -559,8 +556,7 @@ class Memories:
     def get(self, id: Annotated[str, Field(description="a memory id from recall or list")]) -> MemoryDetail:
         """One memory in full: text, tags, history links (supersedes / superseded_by), usage counts."""
         with tool_errors():
-            holder = self._owner(id)
-            memory = self._vault(to=holder).get(id)
+            holder, memory = find(self.root, self.teams, id, lambda name: self._vault(to=name))
         counts = usage.total(memory.shown, memory.used, memory.last_used,  # with what is not yet folded
                              usage.pending(self._root_of(holder) / SIDECAR).get(memory.id))
         return MemoryDetail(

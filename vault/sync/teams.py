@@ -111,6 +111,27 @@ def by_owner(personal: Path, teams: dict[str, Path], ids) -> dict[str, list[str]
     return grouped
 
 
+def find(personal: Path, teams: dict[str, Path], mem_id: str, open_vault):
+    """The memory `mem_id` and the name of the vault holding it (`owner`: yours first, then the team vaults by name),
+    as (name, memory), for `hafiza show` and MCP `get` alike; `open_vault(name)` opens PERSONAL or a team vault by
+    name. An id no vault has raises MemoryNotFound naming the ids of every vault it may mean (`not_found`)."""
+    name = owner(personal, teams, mem_id)
+    vault = open_vault(name)
+    if name == PERSONAL and teams and vault.unknown([mem_id]):  # asked before `get`, whose miss reads all yours
+        raise not_found([mem_id], teams, open_vault, {PERSONAL: vault}, field="id")[mem_id]
+    return name, vault.get(mem_id)
+
+
+def not_found(ids, teams: dict[str, Path], open_vault, opened: dict, field: str) -> dict[str, MemoryNotFound]:
+    """For each of `ids`, which no vault has, its MemoryNotFound, naming the ids it may mean of yours and of every
+    team vault (a typo of a team's id is named as one of yours is); `opened`: vaults open already, by name."""
+    from hafiza.vault.format.ids import near
+
+    every = [m.id for name in [PERSONAL, *sorted(teams)]
+             for m in (opened[name] if name in opened else open_vault(name)).load_all()[0]]
+    return {i: MemoryNotFound(f"no memory with id {i!r}", field=field, near=near(i, every)) for i in ids}
+
+
 class Uses(NamedTuple):
     """What `record_uses` did: the ids whose use it logged, by vault, and the error of each id no vault has."""
 
@@ -131,15 +152,11 @@ def record_uses(personal: Path, teams: dict[str, Path], ids, open_vault, session
     team vault); `open_vault(name)` opens PERSONAL or a team vault by name. An id no vault has is left out and
     named in `unknown`, with the ids of every vault it may mean, so one typo does not lose the others' uses;
     when no id is known, nothing is logged and the first one's MemoryNotFound is raised."""
-    from hafiza.vault.format.ids import near
-
     grouped = by_owner(personal, teams, ids)
     vaults = {name: open_vault(name) for name in grouped}
     unknown = {}
     if missing := (vaults[PERSONAL].unknown(grouped[PERSONAL]) if PERSONAL in grouped else []):  # none has it: yours
-        every = [m.id for name in [PERSONAL, *sorted(teams)]
-                 for m in (vaults[name] if name in vaults else open_vault(name)).load_all()[0]]
-        unknown = {i: MemoryNotFound(f"no memory with id {i!r}", field="ids", near=near(i, every)) for i in missing}
+        unknown = not_found(missing, teams, open_vault, vaults, field="ids")
         grouped[PERSONAL] = [i for i in grouped[PERSONAL] if i not in unknown]
         if not any(grouped.values()):
             raise unknown[missing[0]]
