@@ -62,6 +62,13 @@ class Context:
 
         return settings()
 
+    @cached_property
+    def teams(self) -> dict[str, Path]:
+        """The team vaults you read, name -> folder: those your config lists (never a project) that are there."""
+        from hafiza.vault.sync.teams import readable
+
+        return readable(Path(self.settings.config) if self.settings.config else None)
+
     def memory_id(self, typed: str, teams: bool = False) -> str:
         """The id `typed` stands for: itself when a memory of yours, or of a team vault you read, has it;
         else the one id of your vault it is the start of, or with `teams` (a command that takes a team
@@ -77,14 +84,13 @@ class Context:
         if not is_valid_id(typed) or not is_vault(self.root) \
                 or os.path.isfile(existing(self.root / MEMORIES, typed) or ""):  # its file: one stat, no index
             return typed
-        from hafiza.vault.sync.teams import PERSONAL, owner, readable
+        from hafiza.vault.sync.teams import PERSONAL, owner
 
-        listed = readable(Path(self.settings.config))
-        if owner(self.root, listed, typed) != PERSONAL:
+        if owner(self.root, self.teams, typed) != PERSONAL:
             return typed  # a team vault's memory, by its whole id
         from hafiza.indexer.index import Index
 
-        roots = [self.root, *(listed.values() if teams else ())]
+        roots = [self.root, *(self.teams.values() if teams else ())]
         # Each id once: a memory promoted to a team is in both vaults by the same id, and is not two.
         ids = dict.fromkeys(row[0] for root in roots for row in Index(root, notice=lambda _: None).catalog(lines=True))
         return expand(typed, ids) or typed
@@ -236,12 +242,12 @@ def open_vault(ctx: Context, actor: str = "cli", to: str | None = None):
     return vault
 
 
-def reading_vault(ctx: Context):
-    """The vault for a command that only reads (`show`, `log`): no index or model code is imported, and
-    a write through it is refused."""
+def reading_vault(ctx: Context, root: Path | None = None):
+    """The vault for a command that only reads (`show`, `log`): yours, or the one at `root` (a team vault's
+    folder, `Context.teams`); no index or model code is imported, and a write through it is refused."""
     from hafiza.vault.store.vault import reader
 
-    return reader(vault_root(ctx))
+    return reader(root or vault_root(ctx))
 
 
 def emit(data) -> None:

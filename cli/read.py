@@ -11,7 +11,7 @@ from hafiza.vault.format.paths import SIDECAR
 from hafiza.vault.format.text import agree, one_line, plural
 
 from .app import cli, emit, reading_vault, vault_root
-from .args import UsageError, arg, binary_input, err, flag, lower, memory_id, ranged, scope, style
+from .args import UsageError, any_memory_id, arg, binary_input, err, flag, lower, memory_id, ranged, scope, style
 
 
 
@@ -159,26 +159,37 @@ def _json_line(data: dict) -> str:
 
 
 @cli.command(
-    arg("memory_id", type=memory_id),
-    flag("--json", "as_json", help="Frontmatter and body as JSON."),
+    arg("memory_id", type=any_memory_id),
+    flag("--json", "as_json", help="Frontmatter and body as JSON, with the vault it is from (`vault`: personal or "
+                                   "a team vault's name) when you read team vaults."),
 )
 def show(ctx, memory_id, as_json):
-    """Print one memory."""
+    """Print one memory, of your vault or of a team vault you read (`hafiza vault list`).
+
+    A team vault's memory is found as MCP `get` finds it, and the start of just one id of all those vaults
+    will do; which team vault it is from is said on stderr, so the file alone is on stdout."""
     from hafiza.vault.files import read_text
     from hafiza.vault.format.text import visible
+    from hafiza.vault.sync.teams import PERSONAL, find, owner
 
+    root = vault_root(ctx)
     if memory_id.startswith("fact:"):  # a recalled fact's id: its note is what there is to show
-        _show_fact(vault_root(ctx), memory_id, as_json)
+        _show_fact(root, memory_id, as_json)
         return
-    text = None if as_json else _own_text(vault_root(ctx), memory_id)
+    roots = {PERSONAL: root, **ctx.teams}
+    name = owner(root, ctx.teams, memory_id)
+    text = None if as_json else _own_text(roots[name], memory_id)
     if text is None:
         from hafiza.vault.format import model
 
-        memory = reading_vault(ctx).get(memory_id)
-        if as_json:
-            emit({**model.to_metadata(memory), "body": memory.body, "path": vault_rel(memory.path)})
+        name, memory = find(root, ctx.teams, memory_id, lambda vault: reading_vault(ctx, roots[vault]))
+        if as_json:  # `vault` as search --json and MCP get give it: when team vaults are read
+            emit({**model.to_metadata(memory), "body": memory.body, "path": vault_rel(memory.path),
+                  **({"vault": name} if ctx.teams else {})})
             return
         text = read_text(memory.path)
+    if name != PERSONAL:
+        err(f"{memory_id} is in the team vault {name} ({roots[name]}):")
     print(visible(text), end="")  # escapes (ESC, BEL, U+202E...) are shown, not acted on by the terminal
 
 

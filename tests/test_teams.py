@@ -115,16 +115,10 @@ def test_the_start_of_a_team_memorys_id_stands_for_it_and_a_typo_names_it(teamed
     assert run_cli("used", "billing-sec").stdout == "recorded use of 1 memory\n"
     assert "\tbilling-second-reviewer\t" in (team_folder() / ".hafiza" / "usage.log").read_text()
     assert not (vault.sidecar / "usage.log").exists()
-    both = run_cli("used", "billing-", check=False)  # the start of yours and of the team's: neither is guessed
-    assert (both.returncode, both.stdout) == (3, "")
-    assert both.stderr == ("Error: no memory with id 'billing-'; did you mean: billing-from-main, "
-                           "billing-second-reviewer?\n")
     told = "no memory with id 'billing-secnod-reviewer'; did you mean: billing-second-reviewer?"
     typo = run_cli("used", "billing-secnod-reviewer", "billing-from", check=False)
     assert (typo.returncode, typo.stdout, typo.stderr) == (3, "recorded use of 1 memory\n", f"Error: {told}\n")
     assert "\tbilling-from-main\t" in (vault.sidecar / "usage.log").read_text()
-    shown = run_cli("show", "billing-sec", check=False)  # `show` reads your vault only: no team id for it
-    assert shown.returncode == 3 and "billing-second-reviewer" not in shown.stderr
 
     async def main():  # an agent gives whole ids; its typo is named alike
         async with Client(create_server(vault.root), client_info=Implementation(name="agent", version="1")) as client:
@@ -132,6 +126,51 @@ def test_the_start_of_a_team_memorys_id_stands_for_it_and_a_typo_names_it(teamed
 
     done = anyio.run(main)
     assert not done.is_error and done.structured_content["unknown"][0]["error"] == told
+
+
+def test_show_finds_a_team_memory_as_mcp_get_does_and_says_which_vault(teamed, vault):
+    """`show` read your vault only ("no memory with id 'billing-second-reviewer'"), though `get` gives an agent the
+    team's memory by the same id."""
+    team_file = (team_folder() / "memories" / "billing-second-reviewer.md").read_text()
+    for typed in ("billing-second-reviewer", "billing-sec"):  # its whole id, or the start of it alone
+        shown = run_cli("show", typed)
+        assert shown.stdout == team_file  # the file alone on stdout, as for a memory of yours
+        assert shown.stderr == f"billing-second-reviewer is in the team vault team ({team_folder()}):\n"
+    data = json.loads(run_cli("show", "billing-sec", "--json").stdout)
+    assert (data["id"], data["vault"], data["body"]) == ("billing-second-reviewer", "team", TEAM_RULE)
+    assert data["path"] == "memories/billing-second-reviewer.md"
+    mine = run_cli("show", "billing-from")  # yours: printed as it always was
+    assert (mine.stdout, mine.stderr) == ((vault.memories_dir / "billing-from-main.md").read_text(), "")
+    assert json.loads(run_cli("show", "billing-from-main", "--json").stdout)["vault"] == "personal"
+
+    async def main():
+        async with Client(create_server(vault.root), client_info=Implementation(name="agent", version="1")) as client:
+            return (await client.call_tool("get", {"id": "billing-second-reviewer"})).structured_content
+
+    got = anyio.run(main)
+    assert (got["id"], got["vault"], got["text"]) == (data["id"], data["vault"], data["body"])
+
+
+def test_show_and_get_name_the_ids_of_every_vault_a_miss_may_mean(teamed, vault):
+    """A typo of a team memory's id got no "did you mean" from `get` (only your vault's ids were offered), and
+    `show` could not name it at all."""
+    told = "no memory with id 'billing-secnod-reviewer'; did you mean: billing-second-reviewer?"
+    both = "no memory with id 'billing-'; did you mean: billing-from-main, billing-second-reviewer?"
+    for command in (["show"], ["show", "--json"], ["used"]):  # the start of yours and of the team's is neither
+        for typed, error in (("billing-secnod-reviewer", told), ("billing-", both)):
+            proc = run_cli(*command, typed, check=False)
+            assert (proc.returncode, proc.stdout, proc.stderr) == (3, "", f"Error: {error}\n"), command
+
+    async def main():
+        async with Client(create_server(vault.root), client_info=Implementation(name="agent", version="1")) as client:
+            return [await client.call_tool("get", {"id": typed})
+                    for typed in ("billing-secnod-reviewer", "billing-sec")]
+
+    typo, start = anyio.run(main)
+    assert typo.is_error and typo.content[0].text == f"Error executing tool get: error in field 'id': {told}"
+    assert start.is_error and start.content[0].text == (  # an agent's ids are whole; its start is named, not taken
+        "Error executing tool get: error in field 'id': no memory with id 'billing-sec'; did you mean: "
+        "billing-second-reviewer?")
 
 
 def test_sync_syncs_each_vault_with_its_own_remote(teamed, vault, tmp_path):
