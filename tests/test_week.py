@@ -644,6 +644,10 @@ def test_saturday_promote_to_the_team(week):
     assert "second-reviewer" in block_ids(block) and "vault: team" in block, block
     recalled = a.mcp.ok("recall", query="billing production deploys second reviewer")["hits"]
     assert any(h["id"] == "second-reviewer" and h["vault"] == "team" for h in recalled), recalled
+    # Read whole where it lives, by the start of its id, as the agent's `get` reads it (`show` read only A's vault).
+    shown = a.run("show", "second-rev")
+    assert "second reviewer" in shown.stdout and "is in the team vault team" in shown.stderr, shown.stderr
+    assert a.json("show", "second-rev")["vault"] == a.mcp.ok("get", id="second-reviewer")["vault"] == "team"
     # The agent marks what helped, one id misspelt: the others count, each in its own vault, the typo is named.
     used = a.mcp.ok("mark_used", ids=["second-reviewer", "pr-aprovals", "deploy-from-main"])
     assert used["recorded"] == ["second-reviewer", "deploy-from-main"], used
