@@ -11,7 +11,7 @@ from hafiza.vault.format.paths import SIDECAR
 from hafiza.vault.format.text import agree, one_line, plural
 
 from .app import cli, emit, reading_vault, vault_root
-from .args import UsageError, any_memory_id, arg, binary_input, err, flag, lower, memory_id, ranged, scope, style
+from .args import UsageError, any_memory_id, arg, binary_input, err, flag, lower, ranged, scope, style
 
 
 
@@ -170,27 +170,53 @@ def show(ctx, memory_id, as_json):
     will do; which team vault it is from is said on stderr, so the file alone is on stdout."""
     from hafiza.vault.files import read_text
     from hafiza.vault.format.text import visible
-    from hafiza.vault.sync.teams import PERSONAL, find, owner
+    from hafiza.vault.sync.teams import PERSONAL, owner
 
-    root = vault_root(ctx)
     if memory_id.startswith("fact:"):  # a recalled fact's id: its note is what there is to show
-        _show_fact(root, memory_id, as_json)
+        _show_fact(vault_root(ctx), memory_id, as_json)
         return
-    roots = {PERSONAL: root, **ctx.teams}
-    name = owner(root, ctx.teams, memory_id)
+    roots = _vaults(ctx)
+    name = owner(roots[PERSONAL], ctx.teams, memory_id)
     text = None if as_json else _own_text(roots[name], memory_id)
     if text is None:
         from hafiza.vault.format import model
 
-        name, memory = find(root, ctx.teams, memory_id, lambda vault: reading_vault(ctx, roots[vault]))
-        if as_json:  # `vault` as search --json and MCP get give it: when team vaults are read
+        name, memory = _find(ctx, roots, memory_id)
+        if as_json:
             emit({**model.to_metadata(memory), "body": memory.body, "path": vault_rel(memory.path),
-                  **({"vault": name} if ctx.teams else {})})
+                  **_which(ctx, name)})
             return
         text = read_text(memory.path)
+    _say_team(roots, name, memory_id)
+    print(visible(text), end="")  # escapes (ESC, BEL, U+202E...) are shown, not acted on by the terminal
+
+
+def _vaults(ctx) -> dict:
+    """Name -> folder of the vaults `show` and `log` find an id in: yours (PERSONAL), then each team vault you
+    read (`Context.teams`)."""
+    from hafiza.vault.sync.teams import PERSONAL
+
+    return {PERSONAL: vault_root(ctx), **ctx.teams}
+
+
+def _find(ctx, roots: dict, memory_id: str):
+    """(the name of the vault holding `memory_id`, the memory), found as MCP `get` finds it (teams.find)."""
+    from hafiza.vault.sync.teams import PERSONAL, find
+
+    return find(roots[PERSONAL], ctx.teams, memory_id, lambda name: reading_vault(ctx, roots[name]))
+
+
+def _which(ctx, name: str) -> dict:
+    """`vault` for --json, as search --json and MCP get give it: only when team vaults are read."""
+    return {"vault": name} if ctx.teams else {}
+
+
+def _say_team(roots: dict, name: str, memory_id: str) -> None:
+    """Which team vault the memory is from, on stderr, so stdout holds only what was asked for."""
+    from hafiza.vault.sync.teams import PERSONAL
+
     if name != PERSONAL:
         err(f"{memory_id} is in the team vault {name} ({roots[name]}):")
-    print(visible(text), end="")  # escapes (ESC, BEL, U+202E...) are shown, not acted on by the terminal
 
 
 def _show_fact(root, fact_id: str, as_json: bool) -> None:
@@ -286,25 +312,34 @@ def list_(ctx, type_, status, scope, without_aliases, as_json, ids):
 
 
 @cli.command(
-    arg("memory_id", metavar="[ID]", nargs="?", type=memory_id),
+    arg("memory_id", metavar="[ID]", nargs="?", type=any_memory_id),
     arg("-n", "--limit", default=20, type=int, help="How many commits."),
     flag("--all", "everything", help="Include commits hafiza did not make."),
-    flag("--json", "as_json", help="JSON list."),
+    flag("--json", "as_json", help="JSON list, each commit with the vault it is from (`vault`: personal or a "
+                                   "team vault's name) when you read team vaults."),
 )
 def log(ctx, memory_id, limit, everything, as_json):
     """The vault's history: what hafiza changed, when, by whom and why; with ID, one memory's history
-    (hand edits included)."""
-    vault = reading_vault(ctx)
-    path = None
+    (hand edits included).
+
+    ID may be a memory of a team vault you read, found as `show` finds it (the start of just one id of all
+    those vaults will do): its history is read from that team vault's repository, which is named on stderr."""
+    from hafiza.vault.sync.teams import PERSONAL
+
+    roots = _vaults(ctx)
+    name, path = PERSONAL, None
     if memory_id:
-        path = str(vault.get(memory_id).path.relative_to(vault.root))
+        name, memory = _find(ctx, roots, memory_id)
+        path = str(memory.path.relative_to(roots[name]))
         everything = True  # a person's edit of the file is part of its story
-    commits = [c for c in vault.git.log(None if everything else limit * 5, path=path)
+    commits = [c for c in reading_vault(ctx, roots[name]).git.log(None if everything else limit * 5, path=path)
                if everything or c.is_hafiza][:limit]
     if as_json:
         emit([{"sha": c.sha, "date": c.date, "subject": c.subject, "action": c.action,
-               "actor": c.trailers.get("Hafiza-Actor"), "reason": c.trailers.get("Hafiza-Reason")} for c in commits])
+               "actor": c.trailers.get("Hafiza-Actor"), "reason": c.trailers.get("Hafiza-Reason"),
+               **_which(ctx, name)} for c in commits])
         return
+    _say_team(roots, name, memory_id)
     for c in commits:
         actor = c.trailers.get("Hafiza-Actor", c.author)
         print(f"{c.sha[:10]}  {c.date[:16].replace('T', ' ')}  {one_line(actor):<12} {one_line(c.subject)}")

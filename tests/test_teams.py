@@ -151,12 +151,33 @@ def test_show_finds_a_team_memory_as_mcp_get_does_and_says_which_vault(teamed, v
     assert (got["id"], got["vault"], got["text"]) == (data["id"], data["vault"], data["body"])
 
 
+def test_log_finds_a_team_memory_as_show_does_and_reads_its_vaults_history(teamed, vault):
+    """`log ID` read your vault only: `show billing-sec` printed the team's memory, `log billing-sec` was
+    "no memory with id"."""
+    subjects = git_subjects(team_folder())  # the team vault's own history, not yours
+    for typed in ("billing-second-reviewer", "billing-sec"):  # its whole id, or the start of it alone
+        logged = run_cli("log", typed)
+        assert [line.split(None, 4)[-1] for line in logged.stdout.splitlines()] == subjects[:1], logged.stdout
+        assert logged.stderr == f"billing-second-reviewer is in the team vault team ({team_folder()}):\n"
+    entries = json.loads(run_cli("log", "billing-sec", "--json").stdout)
+    assert [(e["subject"], e["vault"]) for e in entries] == [(subjects[0], "team")]
+    assert entries[0]["sha"] == subprocess.run(["git", "-C", str(team_folder()), "rev-parse", "HEAD"],
+                                               capture_output=True, text=True, check=True).stdout.strip()
+    shown = json.loads(run_cli("show", "billing-sec", "--json").stdout)
+    assert set(entries[0]) - set(shown) == {"sha", "date", "subject", "action", "actor", "reason"}  # + `vault`
+    mine = run_cli("log", "billing-from")  # yours: read as it always was
+    assert git_subjects(vault.root)[0] in mine.stdout and mine.stderr == ""
+    assert {e["vault"] for e in json.loads(run_cli("log", "billing-from-main", "--json").stdout)} == {"personal"}
+    assert {e["vault"] for e in json.loads(run_cli("log", "--json").stdout)} == {"personal"}  # the vault's own
+
+
 def test_show_and_get_name_the_ids_of_every_vault_a_miss_may_mean(teamed, vault):
     """A typo of a team memory's id got no "did you mean" from `get` (only your vault's ids were offered), and
     `show` could not name it at all."""
     told = "no memory with id 'billing-secnod-reviewer'; did you mean: billing-second-reviewer?"
     both = "no memory with id 'billing-'; did you mean: billing-from-main, billing-second-reviewer?"
-    for command in (["show"], ["show", "--json"], ["used"]):  # the start of yours and of the team's is neither
+    # The start of yours and of the team's is neither.
+    for command in (["show"], ["show", "--json"], ["log"], ["log", "--json"], ["used"]):
         for typed, error in (("billing-secnod-reviewer", told), ("billing-", both)):
             proc = run_cli(*command, typed, check=False)
             assert (proc.returncode, proc.stdout, proc.stderr) == (3, "", f"Error: {error}\n"), command
