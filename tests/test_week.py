@@ -648,6 +648,10 @@ def test_saturday_promote_to_the_team(week):
     shown = a.run("show", "second-rev")
     assert "second reviewer" in shown.stdout and "is in the team vault team" in shown.stderr, shown.stderr
     assert a.json("show", "second-rev")["vault"] == a.mcp.ok("get", id="second-reviewer")["vault"] == "team"
+    # Its history is the team vault's: the commit that wrote it there, named the same way.
+    history = a.json("log", "second-rev")
+    assert history and {c["vault"] for c in history} == {"team"}, history
+    assert "is in the team vault team" in a.run("log", "second-rev").stderr
     # The agent marks what helped, one id misspelt: the others count, each in its own vault, the typo is named.
     used = a.mcp.ok("mark_used", ids=["second-reviewer", "pr-aprovals", "deploy-from-main"])
     assert used["recorded"] == ["second-reviewer", "deploy-from-main"], used
