@@ -294,10 +294,11 @@ class Recall:
 
     def _search(self, q: Query) -> list[Hit]:
         # Its start and end only, as every other part of the query: on a 1.2 MB paste the whole took ~90 ms.
-        general = q.floor is not None and general_question(_head_and_tail(q.text, MAX_QUERY_CHARS))
+        head = _head_and_tail(q.text, MAX_QUERY_CHARS)
+        general = q.floor is not None and general_question(head)
         if general:
             q = q._replace(floor=q.floor.general())
-        elif q.floor is not None and reaction(q.text):
+        elif q.floor is not None and reaction(head):
             q = q._replace(floor=q.floor.reacting())
         scored = self._scored(q)
         if not scored and q.floor is not None and not general and (q.context or q.scope.project):
@@ -590,8 +591,8 @@ class Recall:
     def _likeness(self, mode: str):
         """Whether two memories (documents) are alike enough to be one subject when they share a single title or
         tag word (_same_subject): the same type and scope, and their vectors (all their fields together) at a
-        cosine of SAME_SUBJECT_COSINE or more (SAME_SUBJECT_COSINE_NARROW for facts and a project's memories). Never without vectors (keyword mode, the cold hook, a memory not
-        embedded yet)."""
+        cosine of SAME_SUBJECT_COSINE or more (SAME_SUBJECT_COSINE_NARROW for two facts or a project's memories).
+        Never without vectors (keyword mode, the cold hook, a memory not embedded yet)."""
         store = self.vectors() if mode != "keyword" and self.embedder is not None else None
         if store is None:
             return _unalike
