@@ -396,6 +396,26 @@ def test_import_many_is_one_commit(vault):
     assert vault.git.get("HEAD").trailers["Hafiza-Reason"] == "from import:test"
 
 
+def test_an_import_may_list_the_newer_memory_before_the_older_one_it_supersedes(vault):
+    # A file written by hand or exported in another order (a blind set listed "wiki-notion", which supersedes
+    # "confluence-runbooks", above it): the older is planned first, whatever the order; the report keeps each item's
+    # place in the file; a memory superseding itself through another (a cycle) is refused as before.
+    items = [{"text": "Runbooks live in Notion.", "id": "wiki-notion", "supersedes": "confluence-runbooks"},
+             {"text": "Deploy from main.", "id": "deploy-main"},
+             {"text": "Runbooks live in Confluence.", "id": "confluence-runbooks", "supersedes": ["wiki-2019"]},
+             {"text": "Runbooks live in the 2019 wiki.", "id": "wiki-2019"}]
+    memories, problems = vault.import_many(items, source="import:test")
+    assert problems == [] and {m.id for m in memories} == {"wiki-notion", "deploy-main", "confluence-runbooks",
+                                                          "wiki-2019"}
+    assert vault.get("confluence-runbooks").superseded_by == "wiki-notion"
+    assert vault.get("wiki-2019").superseded_by == "confluence-runbooks"
+    assert vault.get("wiki-notion").status == "active"
+    cycle = [{"text": "A.", "id": "cyc-a", "supersedes": "cyc-b", "_where": "x.jsonl:1"},
+             {"text": "B.", "id": "cyc-b", "supersedes": "cyc-a", "_where": "x.jsonl:2"}]
+    with pytest.raises(HafizaError, match="item x.jsonl:(1|2): cannot supersede"):
+        vault.import_many(cycle, source="import:test")
+
+
 def test_an_invalid_item_refuses_the_whole_import(vault):
     head = vault.git.head()
     items = [{"text": "good one"}, {"text": "bad type", "type": "memo", "_where": "x.jsonl:2"}, {"text": "good too"}]

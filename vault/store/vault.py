@@ -628,7 +628,7 @@ class Vault(HandEdits):
         taken, memories, problems, present = self.taken(), [], [], []
         held = {_content_key(m): m.id for m in self.load_all()[0]}  # what a second import of a file finds
         touched: dict[str, Memory] = {}
-        for n, item in enumerate(items, 1):
+        for n, item in _superseded_first(items):
             if self._holds(item, source, taken):
                 present.append(f"item {item.get('_where', n)}: {ALREADY} as {item['id']} (same id, text and scope)")
                 continue
@@ -803,3 +803,32 @@ def _read(path: Path) -> Memory:
     from hafiza.vault.guard import quarantine
 
     return model.parse(quarantine.check(model.read_note(path), path), path)
+
+
+def _superseded_first(items: list[dict]) -> list[tuple[int, dict]]:
+    """(its place in the file, item), each item another one supersedes (by the id it gives) placed before that one:
+    a file may list a newer memory before the older one it replaces. Otherwise in file order; a cycle is left in
+    file order, where the supersede it names is refused as before."""
+    by_id = {item["id"]: n for n, item in enumerate(items) if isinstance(item, dict) and isinstance(item.get("id"), str)}
+
+    def olds(n: int) -> list[int]:
+        given = items[n].get("supersedes") if isinstance(items[n], dict) else None
+        given = [given] if isinstance(given, str) else given if isinstance(given, (list, tuple)) else []
+        return [by_id[o] for o in given if isinstance(o, str) and o in by_id]
+
+    order, state = [], {}  # state: 1 being placed, 2 placed
+    for start in range(len(items)):
+        stack = [(start, iter(olds(start)))] if start not in state else []
+        state.setdefault(start, 1)
+        while stack:
+            n, pending = stack[-1]
+            old = next(pending, None)
+            if old is None:
+                stack.pop()
+                state[n] = 2
+                order.append(n)
+            elif old not in state:
+                state[old] = 1
+                stack.append((old, iter(olds(old))))
+    return [(n + 1, items[n]) for n in order]
+
