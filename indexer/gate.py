@@ -103,12 +103,7 @@ def reaction(prompt: str) -> bool:
     return bool(_REACTION.search(prompt))
 
 
-def ours(prompt: str) -> bool:
-    """Whether `prompt` says it is about the team's own ("our", "we", "bizde", "kullanıyoruz")."""
-    return bool(_OURS.search(prompt))
-
-
 def general_question(prompt: str) -> bool:
     """Whether `prompt` asks about something in general rather than about the team's own setup: recall then
     asks more evidence of it (recall.Floor.general_idf), as a person asking "in general" wants no memory."""
-    return bool(_GENERAL.search(prompt)) and not ours(prompt)
+    return bool(_GENERAL.search(prompt)) and not _OURS.search(prompt)

