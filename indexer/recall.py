@@ -296,12 +296,15 @@ class Recall:
         # Its start and end only, as every other part of the query: on a 1.2 MB paste the whole took ~90 ms.
         head = _head_and_tail(q.text, MAX_QUERY_CHARS)
         general = q.floor is not None and general_question(head)
+        # A reaction to the last answer (gate.reaction: "ok that fixed it", "teşekkürler, çalıştı") is about that
+        # answer: its words name no subject, and it gets no second query from the turns (_implicit).
+        reacts = q.floor is not None and not general and reaction(head)
         if general:
             q = q._replace(floor=q.floor.general())
-        elif q.floor is not None and reaction(head):
+        elif reacts:
             q = q._replace(floor=q.floor.reacting())
         scored = self._scored(q)
-        if not scored and q.floor is not None and not general and (q.context or q.scope.project):
+        if not scored and q.floor is not None and not general and not reacts and (q.context or q.scope.project):
             scored = self._implicit(q)
 
         # Hits are made for the few returned only: a warm View reads their title, snippet and the like
@@ -340,10 +343,9 @@ class Recall:
         jobs" and the nightly jobs' memory) is not enough. The project's name counted with the turns made every
         memory naming the project a subject (chit-chat after a question in site-yonetim-api, silent 0.94 ->
         0.97 without it). Also counting the prompt's nearest by meaning let "thanks, that fixed it" after a
-        question about a lockfile recall it (issue 34, lever 2). A reaction to the last answer (gate.reaction: "ok
-        that fixed it", "teşekkürler, çalıştı") is about that answer, so it gets no second query at all."""
+        question about a lockfile recall it (issue 34, lever 2). A reaction to the last answer gets none (_search)."""
         words = query_terms(q.text)
-        if not words or len(words) > SHORT_PROMPT_TERMS or reaction(q.text):
+        if not words or len(words) > SHORT_PROMPT_TERMS:
             return []
         plain = q._replace(floor=None, limit=GATHER, mode="keyword", context="", versions=False)
         matched = [s for s in self._scored(plain) if s.parts.get("idf", 0.0) >= IMPLICIT_OWN]

@@ -816,19 +816,20 @@ def _superseded_first(items: list[dict]) -> list[tuple[int, dict]]:
         given = [given] if isinstance(given, str) else given if isinstance(given, (list, tuple)) else []
         return [by_id[o] for o in given if isinstance(o, str) and o in by_id]
 
-    order, state = [], {}  # state: 1 being placed, 2 placed
+    order, seen = [], set()
     for start in range(len(items)):
-        stack = [(start, iter(olds(start)))] if start not in state else []
-        state.setdefault(start, 1)
-        while stack:
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, iter(olds(start)))]
+        while stack:  # depth first without recursion: a long chain of supersedes in one file
             n, pending = stack[-1]
             old = next(pending, None)
             if old is None:
                 stack.pop()
-                state[n] = 2
                 order.append(n)
-            elif old not in state:
-                state[old] = 1
+            elif old not in seen:
+                seen.add(old)
                 stack.append((old, iter(olds(old))))
     return [(n + 1, items[n]) for n in order]
 
