@@ -187,6 +187,18 @@ def test_show_and_get_name_the_ids_of_every_vault_a_miss_may_mean(teamed, vault)
             return [await client.call_tool("get", {"id": typed})
                     for typed in ("billing-secnod-reviewer", "billing-sec")]
 
+    # A hostile id names no file outside a vault and no option to git, whichever vault it is looked up in.
+    def git_head(root):
+        return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+
+    heads = {root: git_head(root) for root in (vault.root, teamed)}
+    for command in (["show"], ["log"], ["log", "--json"]):
+        for typed in ("../../etc/passwd", "billing-second-reviewer/../../../etc/passwd", "--output=leak", "-p",
+                      "HEAD~1"):
+            proc = run_cli(*command, "--", typed, check=False)
+            assert proc.returncode == 3 and proc.stdout == "" and "no memory with id" in proc.stderr, (command, typed)
+    assert not (vault.root / "leak").exists() and {root: git_head(root) for root in heads} == heads
+
     typo, start = anyio.run(main)
     assert typo.is_error and typo.content[0].text == f"Error executing tool get: error in field 'id': {told}"
     assert start.is_error and start.content[0].text == (  # an agent's ids are whole; its start is named, not taken
